@@ -1,0 +1,31 @@
+/**
+ * `@kosong/core`: the step runtime of kosong.
+ *
+ * - message model: parts, tool calls, messages, merge rules ({@link mergePart}), JSON (de)serialisation;
+ * - provider contract: {@link ChatProvider}, {@link StreamedMessage}, {@link TokenUsage}, provider errors;
+ * - tool contract: {@link Tool}, {@link Toolset}, {@link ToolResult}, `toolOk`/`toolError`, error results;
+ * - runtime: {@link generate}, {@link step}, {@link StepResult}, {@link StepHooks}.
+ *
+ * @packageDocumentation
+ */
+export * from './message/parts.js';
+export * from './message/message.js';
+export * from './message/merge.js';
+export * from './message/freeze.js';
+
+export * from './provider/chat-provider.js';
+export * from './provider/token-usage.js';
+export * from './provider/errors.js';
+
+export * from './tooling/tool.js';
+export * from './tooling/tool-result.js';
+export * from './tooling/tool-errors.js';
+export * from './tooling/toolset.js';
+export * from './tooling/arguments.js';
+
+export { generate, type GenerateOptions, type GenerateResult } from './runtime/generate.js';
+export { step, type StepOptions, type ToolDispatchMode } from './runtime/step.js';
+export { StepResult } from './runtime/step-result.js';
+export * from './runtime/step-hooks.js';
+export { writeHookErrorToStderr, type HookErrorHandler, type HookErrorReport, type HookFailureKind } from './runtime/hook-guard.js';
+export { DEFAULT_CLEANUP_TIMEOUT_MS, DEFAULT_HOOK_TIMEOUT_MS, DEFAULT_MAX_HOOK_FAILURES } from './runtime/defaults.js';

@@ -1,0 +1,63 @@
+import type { Message } from '../message/message.js';
+import type { StreamedMessagePart } from '../message/parts.js';
+import type { Tool } from '../tooling/tool.js';
+import type { TokenUsage } from './token-usage.js';
+
+/**
+ * How hard the model should think. Providers map it to their own knobs and clamp levels they lack
+ * (e.g. OpenAI maps `max` to `xhigh`); `off` disables thinking where that is possible.
+ */
+export type ThinkingEffort = 'off' | 'low' | 'medium' | 'high' | 'xhigh' | 'max';
+
+/**
+ * Why the model stopped, normalised across providers:
+ * `stop` (natural end), `tool_calls`, `length` (output token budget exhausted: the response is cut off),
+ * `content_filter` (the provider stopped the response), `other` (anything else the provider said).
+ */
+export type FinishReason = 'stop' | 'tool_calls' | 'length' | 'content_filter' | 'other';
+
+/** Options of one {@link ChatProvider.generate} call. */
+export interface ProviderGenerateOptions {
+  /** Aborting cancels the request; the stream must then end promptly with the signal's reason. */
+  readonly signal?: AbortSignal | undefined;
+}
+
+/**
+ * A model response as it streams. Iterate it once. `id`, `usage` and `finishReason` are final only
+ * after the stream is consumed.
+ */
+export interface StreamedMessage extends AsyncIterable<StreamedMessagePart> {
+  /** The provider's id of the message, if it gives one. */
+  readonly id: string | undefined;
+  /** Token usage, if the provider reports it. */
+  readonly usage: TokenUsage | undefined;
+  /** The provider's trace id (e.g. the `x-trace-id` response header), available before iterating. */
+  readonly traceId?: string | undefined;
+  /** Why the model stopped, if the provider says. */
+  readonly finishReason?: FinishReason | undefined;
+}
+
+/**
+ * A chat model behind some API. Providers are immutable: `withThinking` returns a configured copy.
+ *
+ * `generate` rejects with a {@link ChatProviderError} (`APIConnectionError`, `APITimeoutError`,
+ * `APIStatusError`, …) when the request fails, and the returned stream throws one when the
+ * response breaks off mid-way.
+ */
+export interface ChatProvider {
+  /** The provider's id, e.g. `openai`, `kimi`, `mock`. */
+  readonly name: string;
+  /** The model this provider calls. */
+  readonly modelName: string;
+  /** The thinking effort, if one was set with {@link ChatProvider.withThinking}. */
+  readonly thinkingEffort: ThinkingEffort | undefined;
+  /** Starts one generation and returns its stream. */
+  generate(
+    systemPrompt: string,
+    tools: readonly Tool[],
+    history: readonly Message[],
+    options?: ProviderGenerateOptions,
+  ): Promise<StreamedMessage>;
+  /** A copy of this provider configured with a thinking effort. */
+  withThinking(effort: ThinkingEffort): ChatProvider;
+}

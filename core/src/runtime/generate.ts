@@ -1,0 +1,71 @@
+import { randomUUID } from 'node:crypto';
+import { freezePart } from '../message/freeze.js';
+import type { Message } from '../message/message.js';
+import type { StreamedMessagePart, ToolCall } from '../message/parts.js';
+import type { ChatProvider } from '../provider/chat-provider.js';
+import type { Tool } from '../tooling/tool.js';
+import { HookGuard, writeHookErrorToStderr, type HookErrorHandler } from './hook-guard.js';
+import { DEFAULT_HOOK_TIMEOUT_MS, DEFAULT_MAX_HOOK_FAILURES } from './defaults.js';
+import { streamMessage, type GenerateResult } from './stream-message.js';
+
+export type { GenerateResult } from './stream-message.js';
+
+/** Options of {@link generate}. */
+export interface GenerateOptions {
+  readonly provider: ChatProvider;
+  readonly systemPrompt: string;
+  readonly tools?: readonly Tool[];
+  readonly history: readonly Message[];
+  /** Aborting rejects `generate` with the signal's reason at once and cancels the request. */
+  readonly signal?: AbortSignal;
+  /** Each streamed part, before merging. Awaited; the part is frozen and never changes. */
+  readonly onMessagePart?: (part: StreamedMessagePart) => void | Promise<void>;
+  /** Each complete tool call, as soon as the next part does not merge into it (or the stream ends). Awaited. */
+  readonly onToolCall?: (toolCall: ToolCall) => void | Promise<void>;
+  /** Receives callback failures; default: one line on stderr. */
+  readonly onHookError?: HookErrorHandler;
+  /** How long an async callback may take before it is reported and no longer awaited. */
+  readonly hookTimeoutMs?: number;
+}
+
+/**
+ * Streams one model response and merges it into one assistant message.
+ *
+ * Merging follows the kosong rules (see `mergePart`). A tool call is reported as soon as it is
+ * complete. Callbacks are guarded: a throw, a rejection or a timeout is reported to `onHookError`
+ * and never fails the generation.
+ *
+ * @throws {@link APIEmptyResponseError} when the response has no content, or only thinking.
+ * @throws the provider's {@link ChatProviderError} unchanged, or the signal's reason on abort.
+ */
+export async function generate(options: GenerateOptions): Promise<GenerateResult> {
+  const { onMessagePart, onToolCall } = options;
+  const guard = new HookGuard({
+    stepId: randomUUID(),
+    tenant: undefined,
+    onError: options.onHookError ?? writeHookErrorToStderr,
+    timeoutMs: options.hookTimeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS,
+    maxFailures: DEFAULT_MAX_HOOK_FAILURES,
+  });
+  const toolCallsDelivered: Promise<void>[] = [];
+  const result = await streamMessage(
+    {
+      provider: options.provider,
+      systemPrompt: options.systemPrompt,
+      tools: options.tools ?? [],
+      history: options.history,
+      signal: options.signal,
+    },
+    {
+      onPart: onMessagePart && ((part) => guard.invoke('options', 'onMessagePart', onMessagePart, undefined, freezePart(part))),
+      onToolCall:
+        onToolCall &&
+        ((call) => {
+          const delivered = guard.invoke('options', 'onToolCall', onToolCall, undefined, call);
+          if (delivered) toolCallsDelivered.push(delivered);
+        }),
+    },
+  );
+  await Promise.all(toolCallsDelivered);
+  return result;
+}

@@ -1,0 +1,145 @@
+/**
+ * Guarded invocation of user callbacks and plugin hooks.
+ *
+ * A hook may throw, reject, or never settle; none of that may change, stall or crash a step. Each
+ * call goes through {@link HookGuard.invoke}: a synchronous throw, a rejection and a timeout are each
+ * reported once to the {@link HookErrorHandler}; a rejection handler is attached to every promise a
+ * hook returns, awaited or not, so no hook can cause an unhandled rejection.
+ *
+ * @module
+ */
+
+/** How a hook failed. */
+export type HookFailureKind = 'threw' | 'rejected' | 'timeout';
+
+/** One hook failure. */
+export interface HookErrorReport {
+  /** The owner of the hook: a plugin name, or `options` for callbacks given to `step`/`generate`. */
+  readonly plugin: string;
+  /** The hook or callback, e.g. `onPart` or `onMessagePart`. */
+  readonly hook: string;
+  readonly stepId: string;
+  readonly tenant: string | undefined;
+  readonly kind: HookFailureKind;
+  /** The thrown value or rejection reason; for a timeout, an Error saying so. */
+  readonly error: unknown;
+  /** `true` when this failure detached the hook for the rest of the step. */
+  readonly detached: boolean;
+}
+
+/** Receives hook failures. Must not throw (if it does, the failure goes to stderr instead). */
+export type HookErrorHandler = (report: HookErrorReport) => void;
+
+/** The default handler: one line on stderr per failure. */
+export const writeHookErrorToStderr: HookErrorHandler = (report) => {
+  const reason = report.error instanceof Error ? report.error.message : String(report.error);
+  const tenant = report.tenant === undefined ? '' : ` tenant ${report.tenant}`;
+  const detached = report.detached ? ' (detached for the rest of the step)' : '';
+  process.stderr.write(
+    `[kosong] hook ${report.plugin}.${report.hook} ${report.kind} in step ${report.stepId}${tenant}: ${reason}${detached}\n`,
+  );
+};
+
+/** Settings of a {@link HookGuard}. */
+export interface HookGuardOptions {
+  readonly stepId: string;
+  readonly tenant: string | undefined;
+  readonly onError: HookErrorHandler;
+  /** How long an async hook may take before it is reported as timed out and no longer awaited. */
+  readonly timeoutMs: number;
+  /** Failures of one hook within one step after which it is detached for the rest of the step. */
+  readonly maxFailures: number;
+}
+
+/** Guards the hook calls of one step. */
+export class HookGuard {
+  private readonly failures = new Map<string, number>();
+  private readonly inFlight = new Set<Promise<void>>();
+
+  constructor(private readonly options: HookGuardOptions) {}
+
+  /**
+   * Calls `fn(arg)` guarded. Returns `undefined` when the hook finished synchronously (or is
+   * detached), else a promise that always resolves: when the hook settles or its timeout passes.
+   */
+  invoke<A>(plugin: string, hook: string, fn: (arg: A) => unknown, self: unknown, arg: A): Promise<void> | undefined {
+    const key = `${plugin}\u0000${hook}`;
+    if ((this.failures.get(key) ?? 0) >= this.options.maxFailures) return undefined;
+    let returned: unknown;
+    try {
+      returned = fn.call(self, arg);
+    } catch (error) {
+      this.report(key, plugin, hook, 'threw', error);
+      return undefined;
+    }
+    if (!isThenable(returned)) return undefined;
+    return this.track(key, plugin, hook, returned);
+  }
+
+  /** Resolves when every hook call still in flight has settled or timed out. */
+  async drain(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.all(this.inFlight);
+  }
+
+  private track(key: string, plugin: string, hook: string, returned: PromiseLike<unknown>): Promise<void> {
+    const settled = new Promise<void>((resolve) => {
+      let done = false;
+      const timer = setTimeout(() => {
+        done = true;
+        this.report(key, plugin, hook, 'timeout', new Error(`hook did not settle within ${this.options.timeoutMs} ms`));
+        resolve();
+      }, this.options.timeoutMs);
+      Promise.resolve(returned).then(
+        () => {
+          if (done) return;
+          done = true;
+          clearTimeout(timer);
+          resolve();
+        },
+        (error: unknown) => {
+          if (done) return; // already reported as a timeout
+          done = true;
+          clearTimeout(timer);
+          this.report(key, plugin, hook, 'rejected', error);
+          resolve();
+        },
+      );
+    });
+    this.inFlight.add(settled);
+    void settled.then(() => this.inFlight.delete(settled));
+    return settled;
+  }
+
+  private report(key: string, plugin: string, hook: string, kind: HookFailureKind, error: unknown): void {
+    const failures = (this.failures.get(key) ?? 0) + 1;
+    this.failures.set(key, failures);
+    const report: HookErrorReport = {
+      plugin,
+      hook,
+      stepId: this.options.stepId,
+      tenant: this.options.tenant,
+      kind,
+      error,
+      detached: failures === this.options.maxFailures,
+    };
+    try {
+      this.options.onError(report);
+    } catch (sinkError) {
+      try {
+        writeHookErrorToStderr(report);
+        writeHookErrorToStderr({ ...report, plugin: 'kosong', hook: 'onHookError', kind: 'threw', error: sinkError, detached: false });
+      } catch {
+        // nowhere left to report to
+      }
+    }
+  }
+}
+
+/** Whether a value is a promise-like (has a callable `then`). */
+export function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    (typeof value === 'object' || typeof value === 'function') &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === 'function'
+  );
+}

@@ -1,0 +1,97 @@
+import type { Message } from '../message/message.js';
+import type { StreamedMessagePart, ToolCall } from '../message/parts.js';
+import type { FinishReason } from '../provider/chat-provider.js';
+import type { TokenUsage } from '../provider/token-usage.js';
+import type { ToolResult } from '../tooling/tool-result.js';
+
+/** Correlation ids every step event carries. */
+export interface StepEventContext {
+  /** Unique per step; the same in every event of one step. */
+  readonly stepId: string;
+  /** The tenant the step runs for, if any. */
+  readonly tenant: string | undefined;
+  /** The provider's name, e.g. `openai`. */
+  readonly provider: string;
+  /** The model's name. */
+  readonly model: string;
+}
+
+/** Before the provider is called. */
+export interface StepStartEvent extends StepEventContext {
+  readonly history: readonly Message[];
+}
+
+/** One streamed part, as the provider sent it (before merging). Frozen: it never changes. */
+export interface PartEvent extends StepEventContext {
+  readonly part: StreamedMessagePart;
+}
+
+/** A complete tool call was handed to the toolset (or withheld: then `executed` is `false`). */
+export interface ToolCallEvent extends StepEventContext {
+  readonly toolCall: ToolCall;
+  readonly toolCallId: string;
+  /** Position of the call in the step's `toolCalls`. */
+  readonly index: number;
+  /** `false` when the runtime did not run the call (see the dispatch modes of `step`). */
+  readonly executed: boolean;
+}
+
+/** A tool call settled. Delivered in completion order. */
+export interface ToolResultEvent extends StepEventContext {
+  readonly toolCall: ToolCall;
+  readonly toolCallId: string;
+  readonly index: number;
+  readonly result: ToolResult;
+  /** Time from dispatch to settlement. */
+  readonly durationMs: number;
+}
+
+/** The message is complete (`error` undefined), or the step failed (`error` set). */
+export interface StepEndEvent extends StepEventContext {
+  readonly message: Message | undefined;
+  /** The provider's id of the message. */
+  readonly messageId: string | undefined;
+  readonly usage: TokenUsage | undefined;
+  readonly finishReason: FinishReason | undefined;
+  readonly toolCalls: readonly ToolCall[];
+  /** Why the step failed: a provider error, the abort reason, or anything else that was thrown. */
+  readonly error: unknown;
+  readonly durationMs: number;
+}
+
+/** Every tool of the step has settled or been given up on. Always the last event of a step. */
+export interface CleanupEvent extends StepEventContext {
+  /** Tool calls that were still running past the cleanup deadline after being aborted. */
+  readonly leaked: readonly ToolCall[];
+  /** Whether running tools had to be aborted (the step failed, was aborted, or was cancelled). */
+  readonly cancelled: boolean;
+}
+
+/**
+ * Observers of a step. Every method is optional, receives one frozen event, and is guarded: a throw,
+ * a rejection or a timeout is reported to the hook-error handler and never changes the step.
+ * Hooks of several owners run in registration order.
+ */
+export interface StepHooks {
+  /** Before the provider is called. Awaited. */
+  onStepStart?(event: StepStartEvent): void | Promise<void>;
+  /** Each streamed part. Awaited in order (back-pressure on the stream), with a timeout. */
+  onPart?(event: PartEvent): void | Promise<void>;
+  /** A complete tool call was dispatched. Does not block the stream. */
+  onToolCall?(event: ToolCallEvent): void | Promise<void>;
+  /** A tool call settled (completion order). Does not block the stream. */
+  onToolResult?(event: ToolResultEvent): void | Promise<void>;
+  /** The message is complete, or the step failed. Exactly once per step. Awaited. */
+  onStepEnd?(event: StepEndEvent): void | Promise<void>;
+  /** After every tool is reclaimed. Exactly once per step, always last. Awaited. */
+  onCleanup?(event: CleanupEvent): void | Promise<void>;
+}
+
+/** Hooks with the name of their owner (a plugin), used in hook-error reports. */
+export interface NamedStepHooks {
+  readonly name: string;
+  readonly hooks: StepHooks;
+}
+
+/** The names of the {@link StepHooks} methods. */
+export type StepHookName = keyof StepHooks;

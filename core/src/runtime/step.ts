@@ -1,0 +1,227 @@
+import { randomUUID } from 'node:crypto';
+import type { Message } from '../message/message.js';
+import type { StreamedMessagePart, ToolCall } from '../message/parts.js';
+import type { ChatProvider, FinishReason } from '../provider/chat-provider.js';
+import { toolNotExecuted } from '../tooling/tool-errors.js';
+import type { ToolResult, ToolReturnValue } from '../tooling/tool-result.js';
+import type { Toolset } from '../tooling/toolset.js';
+import { DEFAULT_CLEANUP_TIMEOUT_MS, DEFAULT_HOOK_TIMEOUT_MS, DEFAULT_MAX_HOOK_FAILURES } from './defaults.js';
+import { HookBus, type HookBusEntry } from './hook-bus.js';
+import { HookGuard, writeHookErrorToStderr, type HookErrorHandler } from './hook-guard.js';
+import type { NamedStepHooks, StepEventContext } from './step-hooks.js';
+import { StepResult, type StepRun } from './step-result.js';
+import { streamMessage, type GenerateResult } from './stream-message.js';
+import { ToolRuns } from './tool-runs.js';
+
+/**
+ * When tool calls run.
+ *
+ * - `streaming` (default): each call is handed to the toolset as soon as it is complete, while the
+ *   model is still streaming. If the stream ends with finish reason `length` or `content_filter`, the
+ *   last call (completed only by the end of the stream, so possibly cut off) is not run: it gets an
+ *   error result saying so. Calls completed earlier were whole requests and run to completion.
+ * - `deferred`: no call runs until the stream has ended with a clean finish reason (anything but
+ *   `length` and `content_filter`); after an unclean finish, every call gets a "not executed" error
+ *   result. Safer, slower: tools start only after the last token.
+ */
+export type ToolDispatchMode = 'streaming' | 'deferred';
+
+/** Options of {@link step}. */
+export interface StepOptions {
+  readonly provider: ChatProvider;
+  readonly systemPrompt: string;
+  readonly toolset: Toolset;
+  /** The conversation so far. Never modified. */
+  readonly history: readonly Message[];
+  /**
+   * Aborting stops the stream, aborts every running tool through its signal and rejects the step
+   * (or, after it returned, `toolResults()`) with the signal's reason once the tools are reclaimed.
+   */
+  readonly signal?: AbortSignal;
+  /** Each streamed part, before merging. Awaited (back-pressure); the part is frozen. */
+  readonly onMessagePart?: (part: StreamedMessagePart) => void | Promise<void>;
+  /** Each complete tool call, when it is handed to the toolset. Not awaited. */
+  readonly onToolCall?: (toolCall: ToolCall) => void | Promise<void>;
+  /** Each tool result, in completion order. Not awaited. */
+  readonly onToolResult?: (result: ToolResult) => void | Promise<void>;
+  /** Lifecycle hooks of named owners (plugins), delivered after the callbacks above, in order. */
+  readonly hooks?: readonly NamedStepHooks[];
+  /** Receives every callback and hook failure; default: one line on stderr. */
+  readonly onHookError?: HookErrorHandler;
+  /** Tenant id carried in every event and hook-error report. */
+  readonly tenant?: string;
+  /** Id of the step in events and reports; default: a random UUID. */
+  readonly stepId?: string;
+  /** When tool calls run; default `streaming`. */
+  readonly dispatch?: ToolDispatchMode;
+  /** How long an async hook may take before it is reported and no longer awaited; default 5 s. */
+  readonly hookTimeoutMs?: number;
+  /** How long aborted tools get to settle before they are reported as leaked; default 5 s. */
+  readonly cleanupTimeoutMs?: number;
+}
+
+/**
+ * Runs one agent step: streams one response, merges it into one assistant message, and hands every
+ * complete tool call to the toolset while the stream is still running.
+ *
+ * On every exit path no tool work is left running: if the provider fails, the signal aborts, or
+ * anything else is thrown, every running tool is aborted through its signal and awaited (up to
+ * `cleanupTimeoutMs`; tools still running then are reported as leaked in the cleanup event), and
+ * then the original error is re-thrown. On success, {@link StepResult.toolResults} gives the results
+ * in call order.
+ *
+ * @throws the provider's error, the signal's reason, or {@link APIEmptyResponseError}.
+ */
+export function step(options: StepOptions): Promise<StepResult> {
+  return new StepExecution(options).run();
+}
+
+const UNCLEAN_FINISH: ReadonlySet<FinishReason | undefined> = new Set<FinishReason | undefined>(['length', 'content_filter']);
+
+/** One execution of {@link step}: owns the tool runs, the hook bus and the cleanup. */
+class StepExecution implements StepRun {
+  readonly stepId: string;
+  readonly runs: ToolRuns;
+  private readonly bus: HookBus;
+  private readonly deferredCalls: ToolCall[] = [];
+  private readonly startedAt = performance.now();
+  private finished: Promise<void> | undefined;
+  private readonly onAbort: (() => void) | undefined;
+
+  constructor(private readonly options: StepOptions) {
+    this.stepId = options.stepId ?? randomUUID();
+    const context: StepEventContext = {
+      stepId: this.stepId,
+      tenant: options.tenant,
+      provider: options.provider.name,
+      model: options.provider.modelName,
+    };
+    const guard = new HookGuard({
+      stepId: this.stepId,
+      tenant: options.tenant,
+      onError: options.onHookError ?? writeHookErrorToStderr,
+      timeoutMs: options.hookTimeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS,
+      maxFailures: DEFAULT_MAX_HOOK_FAILURES,
+    });
+    this.bus = new HookBus(guard, busEntries(options), context);
+    this.runs = new ToolRuns(options.toolset, this.stepId, (index, call, result, durationMs) => {
+      this.bus.toolResult({ toolCall: call, toolCallId: call.id, index, result, durationMs });
+    });
+    const signal = options.signal;
+    if (signal) {
+      this.onAbort = () => this.runs.cancel(signal.reason);
+      signal.addEventListener('abort', this.onAbort, { once: true });
+    }
+  }
+
+  async run(): Promise<StepResult> {
+    const { options, bus } = this;
+    let generated: GenerateResult;
+    try {
+      await bus.stepStart({ history: options.history });
+      generated = await streamMessage(
+        {
+          provider: options.provider,
+          systemPrompt: options.systemPrompt,
+          tools: options.toolset.tools,
+          history: options.history,
+          signal: options.signal,
+        },
+        {
+          onPart: bus.wantsParts ? (part) => bus.part(part) : undefined,
+          onToolCall: (call, atEnd) => this.onToolCall(call, atEnd?.finishReason, atEnd !== undefined),
+        },
+      );
+    } catch (error) {
+      this.runs.cancel(error);
+      await bus.stepEnd({
+        message: undefined,
+        messageId: undefined,
+        usage: undefined,
+        finishReason: undefined,
+        toolCalls: this.runs.calls.slice(),
+        error,
+        durationMs: performance.now() - this.startedAt,
+      });
+      await this.finish(error);
+      throw error;
+    }
+
+    if (this.deferredCalls.length > 0) {
+      const withheld = UNCLEAN_FINISH.has(generated.finishReason)
+        ? toolNotExecuted(`the response ended with finish reason "${generated.finishReason}"`)
+        : undefined;
+      for (const call of this.deferredCalls) this.dispatch(call, withheld);
+    }
+    await bus.stepEnd({
+      message: generated.message,
+      messageId: generated.id,
+      usage: generated.usage,
+      finishReason: generated.finishReason,
+      toolCalls: this.runs.calls.slice(),
+      error: undefined,
+      durationMs: performance.now() - this.startedAt,
+    });
+    const result = new StepResult(this, generated);
+    if (this.runs.running === 0) await this.finish(undefined);
+    else void this.settled().then((outcome) => this.finish(outcome?.reason));
+    return result;
+  }
+
+  /** Resolves when every call has settled (`undefined`) or the calls were cancelled (the reason). */
+  async settled(): Promise<{ readonly reason: unknown } | undefined> {
+    while (this.runs.running > 0 && !this.runs.cancellation) await this.runs.changed();
+    return this.runs.cancellation;
+  }
+
+  /** Aborts running tools, waits for them (up to the deadline), then delivers the cleanup event. Once. */
+  finish(reason: unknown): Promise<void> {
+    this.finished ??= this.reclaimAndCleanUp(reason);
+    return this.finished;
+  }
+
+  cancel(reason: unknown): Promise<void> {
+    this.runs.cancel(reason);
+    return this.finish(reason);
+  }
+
+  private async reclaimAndCleanUp(reason: unknown): Promise<void> {
+    const leaked = await this.runs.reclaim(reason, this.options.cleanupTimeoutMs ?? DEFAULT_CLEANUP_TIMEOUT_MS);
+    if (this.onAbort) this.options.signal?.removeEventListener('abort', this.onAbort);
+    await this.bus.cleanup({ leaked, cancelled: this.runs.cancellation !== undefined });
+  }
+
+  private onToolCall(call: ToolCall, finishReason: FinishReason | undefined, atEnd: boolean): void {
+    if (this.options.dispatch === 'deferred') {
+      this.deferredCalls.push(call);
+    } else if (atEnd && UNCLEAN_FINISH.has(finishReason)) {
+      this.dispatch(call, toolNotExecuted(`the response was cut off (finish reason "${finishReason}") before this call was complete`));
+    } else {
+      this.dispatch(call, undefined);
+    }
+  }
+
+  private dispatch(call: ToolCall, withheld: ToolReturnValue | undefined): void {
+    const executed = withheld === undefined && !this.runs.cancelled && !this.options.signal?.aborted;
+    const index = executed ? this.runs.dispatch(call) : this.runs.skip(call, withheld ?? toolNotExecuted('the step was cancelled'));
+    this.bus.toolCall({ toolCall: call, toolCallId: call.id, index, executed });
+  }
+}
+
+function busEntries(options: StepOptions): HookBusEntry[] {
+  const entries: HookBusEntry[] = [];
+  const { onMessagePart, onToolCall, onToolResult } = options;
+  if (onMessagePart || onToolCall || onToolResult) {
+    entries.push({
+      name: 'options',
+      labels: { onPart: 'onMessagePart' },
+      hooks: {
+        ...(onMessagePart && { onPart: (event) => onMessagePart(event.part) }),
+        ...(onToolCall && { onToolCall: (event) => onToolCall(event.toolCall) }),
+        ...(onToolResult && { onToolResult: (event) => onToolResult(event.result) }),
+      },
+    });
+  }
+  if (options.hooks) entries.push(...options.hooks);
+  return entries;
+}

@@ -1,0 +1,142 @@
+import type { Message } from '../message/message.js';
+import { mergePart } from '../message/merge.js';
+import type { ContentPart, StreamedMessagePart, ToolCall } from '../message/parts.js';
+import type { ChatProvider, FinishReason, StreamedMessage } from '../provider/chat-provider.js';
+import { APIEmptyResponseError, ChatProviderError } from '../provider/errors.js';
+import type { TokenUsage } from '../provider/token-usage.js';
+import type { Tool } from '../tooling/tool.js';
+import { raceAbort } from './abort.js';
+
+/** The outcome of one generation. */
+export interface GenerateResult {
+  /** The provider's id of the message. */
+  readonly id: string | undefined;
+  /** The merged assistant message. */
+  readonly message: Message;
+  readonly usage: TokenUsage | undefined;
+  readonly finishReason: FinishReason | undefined;
+  readonly traceId: string | undefined;
+}
+
+/** What the stream loop reports as it goes. Both are called unguarded: wrap user code before. */
+export interface StreamObserver {
+  /** Each raw part, before it is merged; awaited when it returns a promise. */
+  readonly onPart?: ((part: StreamedMessagePart) => Promise<void> | undefined) | undefined;
+  /**
+   * A tool call is complete: the next part did not merge into it, or the stream ended (`atEnd`,
+   * with the finish reason the provider reported).
+   */
+  readonly onToolCall?: ((call: ToolCall, atEnd: { readonly finishReason: FinishReason | undefined } | undefined) => void) | undefined;
+  /** The provider returned its stream (before the first part). */
+  readonly onStream?: ((stream: StreamedMessage) => void) | undefined;
+}
+
+/** Inputs of {@link streamMessage}. */
+export interface StreamMessageInput {
+  readonly provider: ChatProvider;
+  readonly systemPrompt: string;
+  readonly tools: readonly Tool[];
+  readonly history: readonly Message[];
+  readonly signal: AbortSignal | undefined;
+}
+
+/**
+ * Streams one response from the provider and merges it into one assistant message (kosong spec §3).
+ * Rejects with the signal's reason as soon as the signal aborts, even if the provider is slow to
+ * notice; after that, nothing more is reported to the observer.
+ */
+export function streamMessage(input: StreamMessageInput, observer: StreamObserver): Promise<GenerateResult> {
+  return raceAbort(consume(input, observer), input.signal);
+}
+
+async function consume(input: StreamMessageInput, observer: StreamObserver): Promise<GenerateResult> {
+  const { provider, signal } = input;
+  signal?.throwIfAborted();
+  const stream = await provider.generate(input.systemPrompt, input.tools, input.history, signal ? { signal } : undefined);
+  signal?.throwIfAborted();
+  observer.onStream?.(stream);
+
+  const content: ContentPart[] = [];
+  const toolCalls: ToolCall[] = [];
+  const { onPart, onToolCall } = observer;
+  const flush = (part: StreamedMessagePart, atEnd: { readonly finishReason: FinishReason | undefined } | undefined): void => {
+    switch (part.type) {
+      case 'text':
+      case 'think':
+      case 'image_url':
+      case 'audio_url':
+      case 'video_url':
+        content.push(part);
+        return;
+      case 'function':
+        toolCalls.push(part);
+        onToolCall?.(part, atEnd);
+        return;
+      case 'tool_call_part':
+        return; // an orphan fragment: no tool call before it to merge into
+      default:
+        throw new ChatProviderError(`Provider "${provider.name}" streamed a part of unknown type: ${describePart(part)}`);
+    }
+  };
+
+  let pending: StreamedMessagePart | undefined;
+  for await (const part of stream) {
+    if (signal?.aborted) throw signal.reason;
+    if (typeof part !== 'object' || part === null) {
+      throw new ChatProviderError(`Provider "${provider.name}" streamed a part that is not an object: ${String(part)}`);
+    }
+    if (onPart) {
+      const delivered = onPart(part);
+      if (delivered) {
+        await delivered;
+        if (signal?.aborted) throw signal.reason;
+      }
+    }
+    if (pending === undefined) {
+      pending = part;
+      continue;
+    }
+    const merged = mergePart(pending, part);
+    if (merged) {
+      pending = merged;
+    } else {
+      flush(pending, undefined);
+      pending = part;
+    }
+  }
+  if (pending !== undefined) flush(pending, { finishReason: stream.finishReason });
+
+  checkNotEmpty(content, toolCalls);
+  const message: Message = toolCalls.length > 0 ? { role: 'assistant', content, toolCalls } : { role: 'assistant', content };
+  return {
+    id: stream.id,
+    message,
+    usage: stream.usage,
+    finishReason: stream.finishReason,
+    traceId: stream.traceId,
+  };
+}
+
+function checkNotEmpty(content: readonly ContentPart[], toolCalls: readonly ToolCall[]): void {
+  if (toolCalls.length > 0) return;
+  if (content.length === 0) throw new APIEmptyResponseError('The API returned an empty response.');
+  let hasThink = false;
+  for (const part of content) {
+    if (part.type === 'text' && part.text.trim() !== '') return;
+    if (part.type === 'think') hasThink = true;
+  }
+  if (hasThink) {
+    throw new APIEmptyResponseError(
+      'The API returned a response containing only thinking content without any text or tool calls. ' +
+        'This usually indicates the stream was interrupted or the output token budget was exhausted during reasoning.',
+    );
+  }
+}
+
+function describePart(part: unknown): string {
+  try {
+    return JSON.stringify(part)?.slice(0, 200) ?? String(part);
+  } catch {
+    return String(part);
+  }
+}

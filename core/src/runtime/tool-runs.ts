@@ -1,0 +1,158 @@
+import type { ToolCall } from '../message/parts.js';
+import { describeError, toolInvalidReturn, toolRuntimeError } from '../tooling/tool-errors.js';
+import { isToolResult, type ToolResult, type ToolReturnValue } from '../tooling/tool-result.js';
+import type { Toolset } from '../tooling/toolset.js';
+import { isThenable } from './hook-guard.js';
+
+/** Called once per call when its result is known, in completion order. */
+export type ToolSettledListener = (index: number, call: ToolCall, result: ToolResult, durationMs: number) => void;
+
+/**
+ * The tool work of one step: one future per call, whatever `Toolset.handle` did (returned a result,
+ * returned a promise, threw, or rejected), kept in call order so duplicate call ids cannot collide.
+ * A future never rejects. All calls share one abort signal, aborted by {@link ToolRuns.cancel}.
+ */
+export class ToolRuns {
+  /** The calls, in the order they were made. */
+  readonly calls: ToolCall[] = [];
+  private readonly futures: Promise<ToolResult>[] = [];
+  private readonly results: (ToolResult | undefined)[] = [];
+  private readonly completionOrder: ToolResult[] = [];
+  private readonly controller = new AbortController();
+  private pending = 0;
+  private waiters: (() => void)[] = [];
+  private cancelReason: { readonly reason: unknown } | undefined;
+
+  constructor(
+    private readonly toolset: Toolset,
+    private readonly stepId: string,
+    private readonly onSettled: ToolSettledListener,
+  ) {}
+
+  /** Hands a call to the toolset. */
+  dispatch(call: ToolCall): number {
+    const index = this.calls.push(call) - 1;
+    const startedAt = performance.now();
+    let future: Promise<ToolResult>;
+    try {
+      const returned = this.toolset.handle(call, { signal: this.controller.signal, toolCall: call, stepId: this.stepId });
+      future = isThenable(returned)
+        ? Promise.resolve(returned).then(
+            (value) => normalise(call, value),
+            (error: unknown) => threw(call, error),
+          )
+        : Promise.resolve(normalise(call, returned));
+    } catch (error) {
+      future = Promise.resolve(threw(call, error));
+    }
+    this.track(index, call, future, startedAt);
+    return index;
+  }
+
+  /** Records a call the runtime will not run, with the error result the model gets instead. */
+  skip(call: ToolCall, returnValue: ToolReturnValue): number {
+    const index = this.calls.push(call) - 1;
+    this.track(index, call, Promise.resolve({ toolCallId: call.id, returnValue }), performance.now());
+    return index;
+  }
+
+  /** How many calls have not settled yet. */
+  get running(): number {
+    return this.pending;
+  }
+
+  /** Whether {@link ToolRuns.cancel} was called (calls dispatched now would start aborted). */
+  get cancelled(): boolean {
+    return this.controller.signal.aborted;
+  }
+
+  /** The reason given to {@link ToolRuns.cancel} while calls were running, if that happened. */
+  get cancellation(): { readonly reason: unknown } | undefined {
+    return this.cancelReason;
+  }
+
+  /** Results so far, in call order (`undefined` for calls still running). */
+  get resultsInCallOrder(): readonly (ToolResult | undefined)[] {
+    return this.results;
+  }
+
+  /** Results so far, in completion order. */
+  get resultsInCompletionOrder(): readonly ToolResult[] {
+    return this.completionOrder;
+  }
+
+  /** Every result in call order, once all calls have settled. */
+  all(): Promise<ToolResult[]> {
+    return Promise.all(this.futures);
+  }
+
+  /** Resolves on the next settlement or cancellation (or at once if nothing is running). */
+  changed(): Promise<void> {
+    if (this.pending === 0 || this.cancelReason) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  /** Aborts every running call through its signal. The first reason wins. */
+  cancel(reason: unknown): void {
+    if (this.controller.signal.aborted) return;
+    if (this.pending > 0) this.cancelReason = { reason };
+    this.controller.abort(reason);
+    this.wake();
+  }
+
+  /**
+   * Cancels what still runs, then waits for it to settle, at most `deadlineMs`.
+   *
+   * @returns the calls still running at the deadline (leaked: they ignored their abort signal).
+   */
+  async reclaim(reason: unknown, deadlineMs: number): Promise<ToolCall[]> {
+    if (this.pending === 0) return [];
+    this.cancel(reason);
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, deadlineMs);
+    });
+    await Promise.race([Promise.all(this.futures), deadline]);
+    clearTimeout(timer);
+    return this.calls.filter((_, index) => this.results[index] === undefined);
+  }
+
+  private track(index: number, call: ToolCall, future: Promise<ToolResult>, startedAt: number): void {
+    this.pending++;
+    this.futures.push(
+      future.then((result) => {
+        this.results[index] = result;
+        this.completionOrder.push(result);
+        this.pending--;
+        try {
+          this.onSettled(index, call, result, performance.now() - startedAt);
+        } catch {
+          // the listener delivers to guarded hooks; a future must never reject
+        }
+        this.wake();
+        return result;
+      }),
+    );
+  }
+
+  private wake(): void {
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const resolve of waiters) resolve();
+  }
+}
+
+function normalise(call: ToolCall, value: unknown): ToolResult {
+  if (!isToolResult(value)) return { toolCallId: call.id, returnValue: toolInvalidReturn(describeValue(value)) };
+  return value.toolCallId === call.id ? value : { toolCallId: call.id, returnValue: value.returnValue };
+}
+
+function threw(call: ToolCall, error: unknown): ToolResult {
+  return { toolCallId: call.id, returnValue: toolRuntimeError(describeError(error)) };
+}
+
+function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  return typeof value === 'object' ? `object without toolCallId/returnValue` : typeof value;
+}

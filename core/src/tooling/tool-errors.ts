@@ -1,0 +1,49 @@
+/**
+ * The error return values every toolset gives for calls that cannot run, with the texts of the
+ * original kosong (spec §5.4), so models trained on them read them the same way.
+ *
+ * @module
+ */
+import { toolError, type ToolReturnValue } from './tool-result.js';
+
+/** The model called a tool that does not exist. */
+export function toolNotFound(toolName: string): ToolReturnValue {
+  const text = `Tool \`${toolName}\` not found`;
+  return toolError({ message: text, brief: text });
+}
+
+/** The arguments were not JSON. */
+export function toolParseError(detail: string): ToolReturnValue {
+  return toolError({ message: `Error parsing JSON arguments: ${detail}`, brief: 'Invalid arguments' });
+}
+
+/** The arguments were JSON but did not match the tool's schema. */
+export function toolValidateError(detail: string): ToolReturnValue {
+  return toolError({ message: `Error validating JSON arguments: ${detail}`, brief: 'Invalid arguments' });
+}
+
+/** The tool threw. */
+export function toolRuntimeError(detail: string): ToolReturnValue {
+  return toolError({ message: `Error running tool: ${detail}`, brief: 'Tool runtime error' });
+}
+
+/** The tool returned something that is not a return value. */
+export function toolInvalidReturn(got: string): ToolReturnValue {
+  return toolError({ message: `Invalid return type: ${got}`, brief: 'Invalid return type' });
+}
+
+/** The runtime did not run (or stopped) the call; `reason` says why, for the model. */
+export function toolNotExecuted(reason: string): ToolReturnValue {
+  return toolError({ message: `Tool call was not executed: ${reason}`, brief: 'Not executed' });
+}
+
+/** The text of a thrown value, for an error result. */
+export function describeError(error: unknown): string {
+  if (error instanceof Error) return error.message || error.name;
+  if (typeof error === 'string') return error;
+  try {
+    return JSON.stringify(error) ?? String(error);
+  } catch {
+    return String(error);
+  }
+}

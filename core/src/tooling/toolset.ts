@@ -1,0 +1,35 @@
+import type { ToolCall } from '../message/parts.js';
+import type { Tool } from './tool.js';
+import type { ToolResult } from './tool-result.js';
+import { toolNotFound } from './tool-errors.js';
+
+/** What a toolset gets with each call. */
+export interface ToolContext {
+  /** Aborted when the step no longer wants the result (abort, provider error, cleanup). Honour it. */
+  readonly signal: AbortSignal;
+  /** The call being handled. */
+  readonly toolCall: ToolCall;
+  /** The id of the step the call belongs to, for logs and correlation. */
+  readonly stepId: string;
+}
+
+/**
+ * A set of tools the model may call.
+ *
+ * `handle` is called while the model is still streaming, so it must not block: start the work and
+ * return a promise. It may return a result directly, a promise of one, or throw: the step treats all
+ * three alike, and a throw (or a rejection) becomes an error result. Return error results for bad
+ * calls (unknown tool, bad arguments) rather than throwing, so the model is told what went wrong.
+ */
+export interface Toolset {
+  /** The tools the model is told about. */
+  readonly tools: readonly Tool[];
+  /** Handles one call. */
+  handle(toolCall: ToolCall, context: ToolContext): ToolResult | Promise<ToolResult>;
+}
+
+/** A toolset with no tools: every call gets a "not found" result. */
+export const emptyToolset: Toolset = {
+  tools: [],
+  handle: (toolCall) => ({ toolCallId: toolCall.id, returnValue: toolNotFound(toolCall.function.name) }),
+};
