@@ -216,7 +216,7 @@ describe('step()', () => {
   describe('every exit path reclaims the tools', () => {
     it('a provider failing mid-stream after two tools started: both saw abort and settled before the error arrives', async () => {
       const error = new APIConnectionError('connection reset');
-      const toolset = new FakeToolset(() => ({ kind: 'untilAborted' }));
+      const toolset = new FakeToolset(() => ({ kind: 'settleAfterAbort', ms: 15 }));
       const { entry, events } = recordingHooks();
       const provider = new MockChatProvider([call('a'), call('b'), textPart('more')], { delayMs: 2, errorAfter: { parts: 3, error } });
       const caught = await step({ ...base, provider, toolset, hooks: [entry] }).then(
@@ -248,7 +248,7 @@ describe('step()', () => {
 
     it('an abort during streaming aborts running tools and rejects with the reason after they settled', async () => {
       const controller = new AbortController();
-      const toolset = new FakeToolset(() => ({ kind: 'untilAborted' }));
+      const toolset = new FakeToolset(() => ({ kind: 'settleAfterAbort', ms: 15 }));
       const parts = [call('a'), ...Array.from({ length: 50 }, () => textPart('.'))];
       const reason = new Error('user pressed stop');
       const { entry, events } = recordingHooks();
@@ -266,7 +266,7 @@ describe('step()', () => {
 
     it('an abort during tool execution makes toolResults() reject with the reason, tools reclaimed', async () => {
       const controller = new AbortController();
-      const toolset = new FakeToolset((c) => (c.id === 'fast' ? { kind: 'sync' } : { kind: 'untilAborted' }));
+      const toolset = new FakeToolset((c) => (c.id === 'fast' ? { kind: 'sync' } : { kind: 'settleAfterAbort', ms: 15 }));
       const result = await step({ ...base, provider: new MockChatProvider([call('fast'), call('slow')]), toolset, signal: controller.signal });
       const results = result.toolResults();
       await sleep(5);
@@ -320,7 +320,7 @@ describe('step()', () => {
     });
 
     it('result.cancel() aborts running tools; toolResults() then rejects with the reason', async () => {
-      const toolset = new FakeToolset(() => ({ kind: 'untilAborted' }));
+      const toolset = new FakeToolset(() => ({ kind: 'settleAfterAbort', ms: 15 }));
       const result = await step({ ...base, provider: new MockChatProvider([call('a')]), toolset });
       const reason = new Error('no longer needed');
       await result.cancel(reason);

@@ -34,6 +34,7 @@ export type ToolBehaviour =
   | { kind: 'throw' }
   | { kind: 'reject'; ms: number }
   | { kind: 'untilAborted' }
+  | { kind: 'settleAfterAbort'; ms: number } // works 50 ms unless aborted; then takes `ms` to settle
   | { kind: 'ignoreAbort'; ms: number };
 
 /** What a {@link FakeToolset} saw of one call. */
@@ -86,6 +87,15 @@ export class FakeToolset implements Toolset {
       case 'untilAborted':
         await new Promise((resolve) => context.signal.addEventListener('abort', resolve, { once: true }));
         throw context.signal.reason;
+      case 'settleAfterAbort':
+        // Works for up to 50 ms; told to stop, it needs `ms` to close what it opened, like a real tool.
+        try {
+          await abortableSleep(50, context.signal);
+          return result();
+        } catch (reason) {
+          await sleep(behaviour.ms);
+          throw reason;
+        }
       case 'ignoreAbort':
         await sleep(behaviour.ms);
         return result();
