@@ -12,6 +12,7 @@ export * from './message/parts.js';
 export * from './message/message.js';
 export * from './message/merge.js';
 export * from './message/freeze.js';
+export * from './message/json.js';
 
 export * from './provider/chat-provider.js';
 export * from './provider/token-usage.js';

@@ -1,8 +1,10 @@
-import type { StreamedMessagePart } from './parts.js';
+import type { JsonValue, StreamedMessagePart } from './parts.js';
 
-/** Freezes a part and the objects inside it, so an observer can neither see nor cause a change. */
+/**
+ * Freezes a part and everything inside it, so an observer can neither see nor cause a change.
+ * Returns the same object. Freezing an already frozen object is a no-op.
+ */
 export function freezePart(part: StreamedMessagePart): StreamedMessagePart {
-  if (Object.isFrozen(part)) return part;
   switch (part.type) {
     case 'image_url':
       Object.freeze(part.imageUrl);
@@ -15,10 +17,16 @@ export function freezePart(part: StreamedMessagePart): StreamedMessagePart {
       break;
     case 'function':
       Object.freeze(part.function);
-      if (part.extras) Object.freeze(part.extras);
+      if (part.extras) freezeJson(part.extras);
       break;
     default:
       break;
   }
   return Object.freeze(part);
+}
+
+function freezeJson(value: JsonValue): void {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return;
+  Object.freeze(value);
+  for (const inner of Object.values(value)) freezeJson(inner as JsonValue);
 }

@@ -123,5 +123,7 @@ export function toolCallPart(argumentsPart: string | null): ToolCallPart {
 
 /** Whether a streamed part is message content (as opposed to a tool call or a fragment of one). */
 export function isContentPart(part: StreamedMessagePart): part is ContentPart {
-  return part.type !== 'function' && part.type !== 'tool_call_part';
+  return CONTENT_PART_TYPES.has(part.type);
 }
+
+const CONTENT_PART_TYPES: ReadonlySet<string> = new Set<ContentPartType>(['text', 'think', 'image_url', 'audio_url', 'video_url']);
