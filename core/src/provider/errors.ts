@@ -6,21 +6,13 @@
  * @module
  */
 
-const markerOf = (name: string): symbol => Symbol.for(`kosong.error.${name}`);
+import { errorMarker, hasErrorMarker as hasMarker, markError as mark } from '../error-marker.js';
 
-const CHAT_PROVIDER_ERROR = markerOf('ChatProviderError');
-const API_CONNECTION_ERROR = markerOf('APIConnectionError');
-const API_TIMEOUT_ERROR = markerOf('APITimeoutError');
-const API_STATUS_ERROR = markerOf('APIStatusError');
-const API_EMPTY_RESPONSE_ERROR = markerOf('APIEmptyResponseError');
-
-function hasMarker(error: unknown, marker: symbol): boolean {
-  return typeof error === 'object' && error !== null && (error as Record<symbol, unknown>)[marker] === true;
-}
-
-function mark(error: Error, marker: symbol): void {
-  Object.defineProperty(error, marker, { value: true, enumerable: false });
-}
+const CHAT_PROVIDER_ERROR = errorMarker('ChatProviderError');
+const API_CONNECTION_ERROR = errorMarker('APIConnectionError');
+const API_TIMEOUT_ERROR = errorMarker('APITimeoutError');
+const API_STATUS_ERROR = errorMarker('APIStatusError');
+const API_EMPTY_RESPONSE_ERROR = errorMarker('APIEmptyResponseError');
 
 /** Base of every provider error. */
 export class ChatProviderError extends Error {

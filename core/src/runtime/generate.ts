@@ -4,7 +4,7 @@ import type { Message } from '../message/message.js';
 import type { StreamedMessagePart, ToolCall } from '../message/parts.js';
 import type { ChatProvider } from '../provider/chat-provider.js';
 import type { Tool } from '../tooling/tool.js';
-import { HookGuard, writeHookErrorToStderr, type HookErrorHandler } from './hook-guard.js';
+import { HookGuard, hookSlot, writeHookErrorToStderr, type HookErrorHandler } from './hook-guard.js';
 import { DEFAULT_HOOK_TIMEOUT_MS, DEFAULT_MAX_HOOK_FAILURES } from './defaults.js';
 import { streamMessage, type GenerateResult } from './stream-message.js';
 
@@ -47,6 +47,8 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
     timeoutMs: options.hookTimeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS,
     maxFailures: DEFAULT_MAX_HOOK_FAILURES,
   });
+  const partSlot = onMessagePart && hookSlot('options', 'onMessagePart', onMessagePart);
+  const callSlot = onToolCall && hookSlot('options', 'onToolCall', onToolCall);
   const toolCallsDelivered: Promise<void>[] = [];
   const result = await streamMessage(
     {
@@ -57,11 +59,11 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
       signal: options.signal,
     },
     {
-      onPart: onMessagePart && ((part) => guard.invoke('options', 'onMessagePart', onMessagePart, undefined, freezePart(part))),
+      onPart: partSlot && ((part) => guard.invoke(partSlot, freezePart(part))),
       onToolCall:
-        onToolCall &&
+        callSlot &&
         ((call) => {
-          const delivered = guard.invoke('options', 'onToolCall', onToolCall, undefined, call);
+          const delivered = guard.invoke(callSlot, call);
           if (delivered) toolCallsDelivered.push(delivered);
         }),
     },

@@ -51,29 +51,45 @@ export interface HookGuardOptions {
   readonly maxFailures: number;
 }
 
+/** One hook method of one owner; the guard counts its failures (per step). */
+export interface HookSlot<A = never> {
+  /** Owner of the hook, for reports. */
+  readonly plugin: string;
+  /** Name of the hook or callback, for reports. */
+  readonly hook: string;
+  readonly fn: (arg: A) => unknown;
+  /** `this` for the call. */
+  readonly self: unknown;
+  failures: number;
+}
+
+/** Makes a {@link HookSlot}. */
+export function hookSlot<A>(plugin: string, hook: string, fn: (arg: A) => unknown, self?: unknown): HookSlot<A> {
+  return { plugin, hook, fn, self, failures: 0 };
+}
+
 /** Guards the hook calls of one step. */
 export class HookGuard {
-  private readonly failures = new Map<string, number>();
   private readonly inFlight = new Set<Promise<void>>();
 
   constructor(private readonly options: HookGuardOptions) {}
 
   /**
-   * Calls `fn(arg)` guarded. Returns `undefined` when the hook finished synchronously (or is
-   * detached), else a promise that always resolves: when the hook settles or its timeout passes.
+   * Calls the slot's hook with `arg`, guarded. Returns `undefined` when the hook finished
+   * synchronously (or is detached), else a promise that always resolves: when the hook settles or
+   * its timeout passes.
    */
-  invoke<A>(plugin: string, hook: string, fn: (arg: A) => unknown, self: unknown, arg: A): Promise<void> | undefined {
-    const key = `${plugin}\u0000${hook}`;
-    if ((this.failures.get(key) ?? 0) >= this.options.maxFailures) return undefined;
+  invoke<A>(slot: HookSlot<A>, arg: A): Promise<void> | undefined {
+    if (slot.failures >= this.options.maxFailures) return undefined;
     let returned: unknown;
     try {
-      returned = fn.call(self, arg);
+      returned = slot.fn.call(slot.self, arg);
     } catch (error) {
-      this.report(key, plugin, hook, 'threw', error);
+      this.report(slot, 'threw', error);
       return undefined;
     }
     if (!isThenable(returned)) return undefined;
-    return this.track(key, plugin, hook, returned);
+    return this.track(slot, returned);
   }
 
   /** Resolves when every hook call still in flight has settled or timed out. */
@@ -81,12 +97,12 @@ export class HookGuard {
     while (this.inFlight.size > 0) await Promise.all(this.inFlight);
   }
 
-  private track(key: string, plugin: string, hook: string, returned: PromiseLike<unknown>): Promise<void> {
+  private track(slot: HookSlot<never>, returned: PromiseLike<unknown>): Promise<void> {
     const settled = new Promise<void>((resolve) => {
       let done = false;
       const timer = setTimeout(() => {
         done = true;
-        this.report(key, plugin, hook, 'timeout', new Error(`hook did not settle within ${this.options.timeoutMs} ms`));
+        this.report(slot, 'timeout', new Error(`hook did not settle within ${this.options.timeoutMs} ms`));
         resolve();
       }, this.options.timeoutMs);
       Promise.resolve(returned).then(
@@ -100,7 +116,7 @@ export class HookGuard {
           if (done) return; // already reported as a timeout
           done = true;
           clearTimeout(timer);
-          this.report(key, plugin, hook, 'rejected', error);
+          this.report(slot, 'rejected', error);
           resolve();
         },
       );
@@ -110,17 +126,16 @@ export class HookGuard {
     return settled;
   }
 
-  private report(key: string, plugin: string, hook: string, kind: HookFailureKind, error: unknown): void {
-    const failures = (this.failures.get(key) ?? 0) + 1;
-    this.failures.set(key, failures);
+  private report(slot: HookSlot<never>, kind: HookFailureKind, error: unknown): void {
+    slot.failures++;
     const report: HookErrorReport = {
-      plugin,
-      hook,
+      plugin: slot.plugin,
+      hook: slot.hook,
       stepId: this.options.stepId,
       tenant: this.options.tenant,
       kind,
       error,
-      detached: failures === this.options.maxFailures,
+      detached: slot.failures === this.options.maxFailures,
     };
     try {
       this.options.onError(report);
