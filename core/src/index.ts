@@ -4,7 +4,8 @@
  * - message model: parts, tool calls, messages, merge rules ({@link mergePart}), JSON (de)serialisation;
  * - provider contract: {@link ChatProvider}, {@link StreamedMessage}, {@link TokenUsage}, provider errors;
  * - tool contract: {@link Tool}, {@link Toolset}, {@link ToolResult}, `toolOk`/`toolError`, error results;
- * - runtime: {@link generate}, {@link step}, {@link StepResult}, {@link StepHooks}.
+ * - runtime: {@link generate}, {@link step}, {@link StepResult}, {@link StepHooks};
+ * - kernel: {@link Kernel}, {@link definePlugin}, {@link StepRunner}, tenants, {@link HookErrorSink}.
  *
  * @packageDocumentation
  */
@@ -30,3 +31,10 @@ export { StepResult } from './runtime/step-result.js';
 export * from './runtime/step-hooks.js';
 export { writeHookErrorToStderr, type HookErrorHandler, type HookErrorReport, type HookFailureKind } from './runtime/hook-guard.js';
 export { DEFAULT_CLEANUP_TIMEOUT_MS, DEFAULT_HOOK_TIMEOUT_MS, DEFAULT_MAX_HOOK_FAILURES } from './runtime/defaults.js';
+
+export { Kernel, type KernelOptions, type RunnerOptions } from './kernel/kernel.js';
+export { definePlugin, type Plugin, type PluginContext, type ProviderBindingOptions } from './kernel/plugin.js';
+export { StepRunner, type RunnerStepOptions } from './kernel/step-runner.js';
+export { Tenants, type TenantDefinition } from './kernel/tenants.js';
+export { HookErrorSink, stderrHookErrorSink } from './kernel/hook-error-sink.js';
+export * from './kernel/errors.js';

@@ -61,3 +61,6 @@ export interface ChatProvider {
   /** A copy of this provider configured with a thinking effort. */
   withThinking(effort: ThinkingEffort): ChatProvider;
 }
+
+/** Service identifier of {@link ChatProvider} in the kernel's container (bound by name). */
+export const ChatProvider: unique symbol = Symbol.for('kosong.ChatProvider');

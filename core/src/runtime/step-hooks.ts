@@ -87,6 +87,9 @@ export interface StepHooks {
   onCleanup?(event: CleanupEvent): void | Promise<void>;
 }
 
+/** Service identifier of {@link StepHooks} in the kernel's container (multi-bound, one per hook plugin). */
+export const StepHooks: unique symbol = Symbol.for('kosong.StepHooks');
+
 /** Hooks with the name of their owner (a plugin), used in hook-error reports. */
 export interface NamedStepHooks {
   readonly name: string;
@@ -95,3 +98,11 @@ export interface NamedStepHooks {
 
 /** The names of the {@link StepHooks} methods. */
 export type StepHookName = keyof StepHooks;
+
+/** Gives hooks passed without a name the name `fallbackName` (used in hook-error reports). */
+export function asNamedHooks(hooks: StepHooks | NamedStepHooks, fallbackName: string): NamedStepHooks {
+  const named = hooks as Partial<NamedStepHooks>;
+  return typeof named.name === 'string' && typeof named.hooks === 'object' && named.hooks !== null
+    ? (hooks as NamedStepHooks)
+    : { name: fallbackName, hooks: hooks as StepHooks };
+}

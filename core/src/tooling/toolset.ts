@@ -28,6 +28,9 @@ export interface Toolset {
   handle(toolCall: ToolCall, context: ToolContext): ToolResult | Promise<ToolResult>;
 }
 
+/** Service identifier of {@link Toolset} in the kernel's container (global in the root, a tenant's in its child). */
+export const Toolset: unique symbol = Symbol.for('kosong.Toolset');
+
 /** A toolset with no tools: every call gets a "not found" result. */
 export const emptyToolset: Toolset = {
   tools: [],

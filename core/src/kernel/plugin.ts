@@ -1,0 +1,64 @@
+import type { ContainerModuleLoadOptions } from 'inversify';
+import type { ChatProvider } from '../provider/chat-provider.js';
+import type { StepHooks } from '../runtime/step-hooks.js';
+import type { Toolset } from '../tooling/toolset.js';
+import { PluginError } from './errors.js';
+import type { HookErrorSink } from './hook-error-sink.js';
+
+/** Options of {@link PluginContext.bindChatProvider}. */
+export interface ProviderBindingOptions {
+  /** Make this the provider runners use when they name none. At most one provider may claim it. */
+  readonly default?: boolean;
+}
+
+/**
+ * What a plugin's `setup` gets: one-line helpers for the kernel's extension points, plus the raw
+ * inversify module API (`bind`, `isBound`, `onActivation`, `onDeactivation`, …) for anything else.
+ * Everything bound here is removed again if the plugin (or another in the same `use` call) fails.
+ */
+export interface PluginContext extends ContainerModuleLoadOptions {
+  /** The plugin's name. */
+  readonly plugin: string;
+  /**
+   * Registers a chat provider under `name`. A factory is called once, on first use. The first
+   * provider registered is the default unless another says `{ default: true }`.
+   */
+  bindChatProvider(name: string, provider: ChatProvider | (() => ChatProvider), options?: ProviderBindingOptions): void;
+  /** Sets the global toolset: the one steps use unless their tenant has its own. Only one plugin may. */
+  bindToolset(toolset: Toolset): void;
+  /** Adds lifecycle hooks to every step; failures are reported under this plugin's name. */
+  bindHooks(hooks: StepHooks): void;
+  /** Replaces the hook-error sink (the last one bound wins). */
+  bindHookErrorSink(sink: HookErrorSink): void;
+  /** Runs when the kernel is disposed, or when this `use` call fails after setup (in reverse order). */
+  onDispose(dispose: () => void | Promise<void>): void;
+}
+
+/** A named unit that contributes bindings to a kernel. */
+export interface Plugin {
+  /** Unique within a kernel; used in every error and hook report about the plugin. */
+  readonly name: string;
+  /** Names of plugins that must be used before (or in the same `use` call as) this one. */
+  readonly requires?: readonly string[];
+  /** Contributes the plugin's bindings. May be async. */
+  setup(context: PluginContext): void | Promise<void>;
+}
+
+/**
+ * Defines a plugin, checking its shape early.
+ *
+ * @example
+ * const timing = definePlugin({ name: 'timing', setup: (ctx) => ctx.bindHooks({ onStepEnd: (e) => record(e.durationMs) }) });
+ */
+export function definePlugin(plugin: Plugin): Plugin {
+  const name: unknown = plugin?.name;
+  if (typeof name !== 'string' || name.trim() === '') {
+    throw new PluginError(String(name), 'invalid', 'a plugin needs a non-empty string name');
+  }
+  if (typeof plugin.setup !== 'function') throw new PluginError(name, 'invalid', '`setup` must be a function');
+  const requires = plugin.requires ?? [];
+  if (!Array.isArray(requires) || requires.some((r) => typeof r !== 'string')) {
+    throw new PluginError(name, 'invalid', '`requires` must be a list of plugin names');
+  }
+  return Object.freeze({ name, requires: Object.freeze([...requires]), setup: plugin.setup.bind(plugin) });
+}

@@ -1,0 +1,76 @@
+import type { ChatProvider } from '../provider/chat-provider.js';
+import type { HookErrorHandler } from '../runtime/hook-guard.js';
+import { step, type StepOptions } from '../runtime/step.js';
+import type { StepResult } from '../runtime/step-result.js';
+import { asNamedHooks, type NamedStepHooks, type StepHooks } from '../runtime/step-hooks.js';
+import type { Toolset } from '../tooling/toolset.js';
+
+/** What a runner resolved for one step. @internal */
+export interface ResolvedStep {
+  readonly provider: ChatProvider;
+  readonly toolset: Toolset;
+  /** Global hooks, then the tenant's, in registration order. */
+  readonly hooks: readonly NamedStepHooks[];
+  readonly onHookError: HookErrorHandler;
+  /** Step options the kernel was configured with. */
+  readonly defaults: Pick<StepOptions, 'dispatch' | 'hookTimeoutMs' | 'cleanupTimeoutMs'>;
+  /** Marks the step as running for its tenant; the returned function marks it done. */
+  lease(): () => void;
+}
+
+/** Resolves what a step of a scope needs. @internal */
+export type StepResolver = (tenant: string | undefined, provider: string | undefined) => ResolvedStep;
+
+/** Options of {@link StepRunner.step}: those of `step()` less what the kernel resolves. */
+export interface RunnerStepOptions
+  extends Omit<StepOptions, 'provider' | 'toolset' | 'tenant' | 'hooks' | 'onHookError'> {
+  /** Hooks for this step only, after the global and tenant hooks. */
+  readonly hooks?: readonly (StepHooks | NamedStepHooks)[];
+}
+
+/**
+ * Runs steps for one scope (a tenant, or none) and one provider choice. Each step resolves its
+ * provider, toolset and hooks anew when it starts, so it sees the kernel as it is then; a running
+ * step keeps what it started with.
+ */
+export class StepRunner {
+  /** @internal Created by `kernel.runner()`. */
+  constructor(
+    private readonly resolve: StepResolver,
+    /** The tenant this runner runs steps for, if any. */
+    readonly tenant: string | undefined,
+    /** The provider name asked for, if any (else the tenant's, else the default). */
+    readonly providerName: string | undefined,
+  ) {}
+
+  /** The provider the next step would use. */
+  get provider(): ChatProvider {
+    return this.resolve(this.tenant, this.providerName).provider;
+  }
+
+  /**
+   * Runs one step (see `step()`), with the provider, toolset and hooks of this runner's scope.
+   *
+   * @throws {UnknownTenantError} if the tenant was removed; {@link UnknownProviderError} if the
+   * provider is not registered; otherwise as `step()`.
+   */
+  async step(options: RunnerStepOptions): Promise<StepResult> {
+    const resolved = this.resolve(this.tenant, this.providerName);
+    const release = resolved.lease();
+    const perCall = (options.hooks ?? []).map((hooks, i) => asNamedHooks(hooks, `step hooks #${i + 1}`));
+    try {
+      return await step({
+        ...resolved.defaults,
+        ...options,
+        provider: resolved.provider,
+        toolset: resolved.toolset,
+        ...(this.tenant === undefined ? {} : { tenant: this.tenant }),
+        hooks: [...resolved.hooks, ...perCall, { name: 'kosong.kernel', hooks: { onCleanup: release } }],
+        onHookError: resolved.onHookError,
+      });
+    } catch (error) {
+      release(); // the cleanup already ran on every failure path; this only guards a throw before the step began
+      throw error;
+    }
+  }
+}
