@@ -10,7 +10,7 @@ import { StepRunner, type ResolvedStep } from './step-runner.js';
 import { Tenants } from './tenants.js';
 
 /** Options of a {@link Kernel}: defaults for every step it runs. */
-export interface KernelOptions extends Pick<StepOptions, 'dispatch' | 'hookTimeoutMs' | 'cleanupTimeoutMs'> {}
+export type KernelOptions = Pick<StepOptions, 'dispatch' | 'hookTimeoutMs' | 'cleanupTimeoutMs'>;
 
 /** Options of {@link Kernel.runner}. */
 export interface RunnerOptions {
