@@ -26,21 +26,17 @@ export function parseToolArguments(raw: string | null): ParsedArguments {
   }
 }
 
+/** A JSON string literal (unrolled so that long strings do not exhaust the regex engine's stack). */
+const STRING_LITERAL = /"[^"\\]*(?:\\[\s\S][^"\\]*)*"/g;
+/** An escape pair (kept as it is, valid or not) or a raw control character (to escape). */
+// eslint-disable-next-line no-control-regex -- control characters are exactly what this escapes
+const ESCAPE_OR_CONTROL = /\\[\s\S]|[\u0000-\u001f]/g;
+
 /** Escapes U+0000–U+001F inside string literals of a JSON text, leaving everything else as it is. */
 function escapeControlCharactersInStrings(text: string): string {
-  let out = '';
-  let inString = false;
-  let start = 0;
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    if (inString) {
-      if (code === 0x5c) i++; // skip the escaped character
-      else if (code === 0x22) inString = false;
-      else if (code < 0x20) {
-        out += text.slice(start, i) + '\\u' + code.toString(16).padStart(4, '0');
-        start = i + 1;
-      }
-    } else if (code === 0x22) inString = true;
-  }
-  return start === 0 ? text : out + text.slice(start);
+  return text.replace(STRING_LITERAL, (literal) =>
+    literal.replace(ESCAPE_OR_CONTROL, (match) =>
+      match.length === 2 ? match : `\\u${match.charCodeAt(0).toString(16).padStart(4, '0')}`,
+    ),
+  );
 }

@@ -37,13 +37,24 @@ export function toolNotExecuted(reason: string): ToolReturnValue {
   return toolError({ message: `Tool call was not executed: ${reason}`, brief: 'Not executed' });
 }
 
-/** The text of a thrown value, for an error result. */
+/** The text of a thrown value, for an error result. Never throws, whatever was thrown. */
 export function describeError(error: unknown): string {
-  if (error instanceof Error) return error.message || error.name;
-  if (typeof error === 'string') return error;
   try {
-    return JSON.stringify(error) ?? String(error);
-  } catch {
+    if (typeof error === 'string') return error;
+    if (error instanceof Error || isErrorLike(error)) return error.message || error.name;
+    try {
+      const json = JSON.stringify(error);
+      if (json !== undefined) return json;
+    } catch {
+      // not JSON-serialisable (circular, BigInt…): fall back to String()
+    }
     return String(error);
+  } catch {
+    return Object.prototype.toString.call(error);
   }
+}
+
+/** An error from another realm (e.g. a `vm` context) fails `instanceof Error` but has the shape. */
+function isErrorLike(value: unknown): value is Error {
+  return typeof value === 'object' && value !== null && typeof (value as Error).message === 'string' && typeof (value as Error).name === 'string';
 }
