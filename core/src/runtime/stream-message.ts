@@ -1,5 +1,5 @@
 import type { Message } from '../message/message.js';
-import { mergePart } from '../message/merge.js';
+import { PendingPart } from '../message/merge.js';
 import type { ContentPart, StreamedMessagePart, ToolCall } from '../message/parts.js';
 import type { ChatProvider, FinishReason, StreamedMessage } from '../provider/chat-provider.js';
 import { APIEmptyResponseError, ChatProviderError } from '../provider/errors.js';
@@ -79,7 +79,7 @@ async function consume(input: StreamMessageInput, observer: StreamObserver): Pro
     }
   };
 
-  let pending: StreamedMessagePart | undefined;
+  let pending: PendingPart | undefined;
   for await (const part of stream) {
     if (signal?.aborted) throw signal.reason;
     if (typeof part !== 'object' || part === null) {
@@ -93,18 +93,13 @@ async function consume(input: StreamMessageInput, observer: StreamObserver): Pro
       }
     }
     if (pending === undefined) {
-      pending = part;
-      continue;
-    }
-    const merged = mergePart(pending, part);
-    if (merged) {
-      pending = merged;
-    } else {
-      flush(pending, undefined);
-      pending = part;
+      pending = new PendingPart(part);
+    } else if (!pending.absorb(part)) {
+      flush(pending.build(), undefined);
+      pending = new PendingPart(part);
     }
   }
-  if (pending !== undefined) flush(pending, { finishReason: stream.finishReason });
+  if (pending !== undefined) flush(pending.build(), { finishReason: stream.finishReason });
 
   checkNotEmpty(content, toolCalls);
   const message: Message = toolCalls.length > 0 ? { role: 'assistant', content, toolCalls } : { role: 'assistant', content };

@@ -1,0 +1,17 @@
+/**
+ * Every benchmark suite, by name. Add a suite here (e.g. kernel `runner.step` vs bare `step()`, or an
+ * HTTP provider against a local server) and `npm run bench` runs it.
+ *
+ * @module
+ */
+import type { Suite } from '../harness.js';
+import { stepSuite } from './step/index.js';
+
+export const suites: readonly Suite[] = [stepSuite];
+
+/** The suite called `name`; throws if there is none. */
+export function findSuite(name: string): Suite {
+  const suite = suites.find((s) => s.name === name);
+  if (!suite) throw new Error(`unknown suite "${name}" (known: ${suites.map((s) => s.name).join(', ')})`);
+  return suite;
+}
