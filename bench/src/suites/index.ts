@@ -5,9 +5,10 @@
  * @module
  */
 import type { Suite } from '../harness.js';
+import { kernelSuite } from './kernel/index.js';
 import { stepSuite } from './step/index.js';
 
-export const suites: readonly Suite[] = [stepSuite];
+export const suites: readonly Suite[] = [stepSuite, kernelSuite];
 
 /** The suite called `name`; throws if there is none. */
 export function findSuite(name: string): Suite {

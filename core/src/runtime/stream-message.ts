@@ -56,29 +56,8 @@ async function consume(input: StreamMessageInput, observer: StreamObserver): Pro
   signal?.throwIfAborted();
   observer.onStream?.(stream);
 
-  const content: ContentPart[] = [];
-  const toolCalls: ToolCall[] = [];
-  const { onPart, onToolCall } = observer;
-  const flush = (part: StreamedMessagePart, atEnd: { readonly finishReason: FinishReason | undefined } | undefined): void => {
-    switch (part.type) {
-      case 'text':
-      case 'think':
-      case 'image_url':
-      case 'audio_url':
-      case 'video_url':
-        content.push(part);
-        return;
-      case 'function':
-        toolCalls.push(part);
-        onToolCall?.(part, atEnd);
-        return;
-      case 'tool_call_part':
-        return; // an orphan fragment: no tool call before it to merge into
-      default:
-        throw new ChatProviderError(`Provider "${provider.name}" streamed a part of unknown type: ${describePart(part)}`);
-    }
-  };
-
+  const builder = new MessageBuilder(provider.name, observer.onToolCall);
+  const onPart = observer.onPart;
   let pending: PendingPart | undefined;
   for await (const part of stream) {
     if (signal?.aborted) throw signal.reason;
@@ -95,11 +74,12 @@ async function consume(input: StreamMessageInput, observer: StreamObserver): Pro
     if (pending === undefined) {
       pending = new PendingPart(part);
     } else if (!pending.absorb(part)) {
-      flush(pending.build(), undefined);
+      builder.add(pending.build(), undefined);
       pending = new PendingPart(part);
     }
   }
-  if (pending !== undefined) flush(pending.build(), { finishReason: stream.finishReason });
+  if (pending !== undefined) builder.add(pending.build(), { finishReason: stream.finishReason });
+  const { content, toolCalls } = builder;
 
   checkNotEmpty(content, toolCalls);
   const message: Message = toolCalls.length > 0 ? { role: 'assistant', content, toolCalls } : { role: 'assistant', content };
@@ -110,6 +90,37 @@ async function consume(input: StreamMessageInput, observer: StreamObserver): Pro
     finishReason: stream.finishReason,
     traceId: stream.traceId,
   };
+}
+
+/** Collects merged parts into message content and tool calls, reporting each complete tool call. */
+class MessageBuilder {
+  readonly content: ContentPart[] = [];
+  readonly toolCalls: ToolCall[] = [];
+
+  constructor(
+    private readonly providerName: string,
+    private readonly onToolCall: StreamObserver['onToolCall'],
+  ) {}
+
+  add(part: StreamedMessagePart, atEnd: { readonly finishReason: FinishReason | undefined } | undefined): void {
+    switch (part.type) {
+      case 'text':
+      case 'think':
+      case 'image_url':
+      case 'audio_url':
+      case 'video_url':
+        this.content.push(part);
+        return;
+      case 'function':
+        this.toolCalls.push(part);
+        this.onToolCall?.(part, atEnd);
+        return;
+      case 'tool_call_part':
+        return; // an orphan fragment: no tool call before it to merge into
+      default:
+        throw new ChatProviderError(`Provider "${this.providerName}" streamed a part of unknown type: ${describePart(part)}`);
+    }
+  }
 }
 
 function checkNotEmpty(content: readonly ContentPart[], toolCalls: readonly ToolCall[]): void {
