@@ -32,9 +32,14 @@ export * from './runtime/step-hooks.js';
 export { writeHookErrorToStderr, type HookErrorHandler, type HookErrorReport, type HookFailureKind } from './runtime/hook-guard.js';
 export { DEFAULT_CLEANUP_TIMEOUT_MS, DEFAULT_HOOK_TIMEOUT_MS, DEFAULT_MAX_HOOK_FAILURES } from './runtime/defaults.js';
 
-export { Kernel, type KernelOptions, type RunnerOptions } from './kernel/kernel.js';
+export { Kernel, type KernelAgentOptions, type KernelOptions, type RunnerOptions } from './kernel/kernel.js';
 export { definePlugin, type Plugin, type PluginContext, type ProviderBindingOptions } from './kernel/plugin.js';
 export { StepRunner, type RunnerStepOptions } from './kernel/step-runner.js';
 export { Tenants, type TenantDefinition } from './kernel/tenants.js';
 export { HookErrorSink, stderrHookErrorSink } from './kernel/hook-error-sink.js';
 export * from './kernel/errors.js';
+
+export { Agent, type AgentEvent, type AgentOptions, type AgentRunOptions, type AgentStopReason, type AgentTurnResult, type StepFunction } from './agent/agent.js';
+export { LinearContext, ContextCorruptedError, type RestoreReport } from './agent/linear-context.js';
+export { defaultRetryPolicy, isRetryableError, retryDelayMs, type RetryPolicy } from './agent/retry.js';
+export { toolResultToMessage } from './agent/tool-message.js';

@@ -1,4 +1,5 @@
 import { Container, ContainerModule, type ContainerModuleLoadOptions } from 'inversify';
+import { Agent, type AgentOptions } from '../agent/agent.js';
 import { ChatProvider } from '../provider/chat-provider.js';
 import type { StepOptions } from '../runtime/step.js';
 import { StepHooks, type NamedStepHooks } from '../runtime/step-hooks.js';
@@ -19,6 +20,9 @@ export interface RunnerOptions {
   /** Use the provider registered under this name (else the tenant's, else the default). */
   readonly provider?: string;
 }
+
+/** Options of {@link Kernel.agent}. */
+export interface KernelAgentOptions extends RunnerOptions, Omit<AgentOptions, 'step'> {}
 
 /** What one used plugin contributed. */
 interface UsedPlugin {
@@ -78,6 +82,16 @@ export class Kernel {
     if (options.tenant !== undefined) this.tenants.scope(options.tenant);
     if (options.provider !== undefined) this.#checkProvider(options.provider);
     return new StepRunner((tenant, provider) => this.#resolve(tenant, provider), options.tenant, options.provider);
+  }
+
+  /**
+   * An agent loop whose steps run through `runner({tenant, provider})`, so the tenant's toolset,
+   * provider and hooks (and the global ones) apply to every step.
+   */
+  agent(options: KernelAgentOptions): Agent {
+    const { tenant, provider, ...agentOptions } = options;
+    const runner = this.runner({ ...(tenant === undefined ? {} : { tenant }), ...(provider === undefined ? {} : { provider }) });
+    return new Agent({ ...agentOptions, step: (stepOptions) => runner.step(stepOptions) });
   }
 
   /** The names of the used plugins, in the order they were used. */
