@@ -8,6 +8,7 @@ import { KernelError, PluginError, UnknownProviderError } from './errors.js';
 import { HookErrorSink, stderrHookErrorSink } from './hook-error-sink.js';
 import type { Plugin, PluginContext, ProviderBindingOptions } from './plugin.js';
 import { StepRunner, type ResolvedStep } from './step-runner.js';
+import { StepLeases } from './leases.js';
 import { Tenants } from './tenants.js';
 
 /** Options of a {@link Kernel}: defaults for every step it runs. */
@@ -50,6 +51,8 @@ export class Kernel {
   /** The tenants: child containers with their own toolsets, providers and hooks. */
   readonly tenants: Tenants;
 
+  /** Steps running without a tenant (disposal waits for them). */
+  readonly #leases = new StepLeases();
   readonly #used = new Map<string, UsedPlugin>();
   readonly #hookOwners = new WeakMap<object, string>();
   readonly #options: KernelOptions;
@@ -107,14 +110,15 @@ export class Kernel {
   }
 
   /**
-   * Disposes the kernel: removes every tenant (letting running steps finish), runs the plugins'
-   * dispose callbacks in reverse order, and unbinds everything (deactivation handlers run).
+   * Disposes the kernel: removes every tenant and waits for every running step (tenant or not) to
+   * finish, runs the plugins' dispose callbacks in reverse order, and unbinds everything
+   * (deactivation handlers run).
    */
   async dispose(): Promise<void> {
     if (this.#disposed) return;
     await this.#queue;
     this.#disposed = true;
-    await this.tenants.removeAll();
+    await Promise.all([this.tenants.removeAll(), this.#leases.idle()]);
     const errors: unknown[] = [];
     for (const used of [...this.#used.values()].reverse()) await runDisposers(used, errors);
     this.#used.clear();
@@ -218,6 +222,10 @@ export class Kernel {
         used.ownsToolset = true;
       },
       bindHooks: (hooks) => {
+        const owner = this.#hookOwners.get(hooks);
+        if (owner !== undefined && owner !== name && this.#used.has(owner)) {
+          throw new PluginError(name, 'conflict', `this hooks object is already bound by plugin "${owner}"; give each plugin its own`);
+        }
         this.#hookOwners.set(hooks, name);
         options.bind(StepHooks).toConstantValue(hooks);
       },
@@ -245,11 +253,7 @@ export class Kernel {
       provider = this.#providerByName(fallback);
     }
 
-    const toolset = own?.isCurrentBound(Toolset)
-      ? own.get<Toolset>(Toolset)
-      : this.container.isBound(Toolset)
-        ? this.container.get<Toolset>(Toolset)
-        : emptyToolset;
+    const toolset = scope?.toolset ?? (this.container.isBound(Toolset) ? this.container.get<Toolset>(Toolset) : emptyToolset);
 
     const hooks: NamedStepHooks[] = this.container
       .getAll<StepHooks>(StepHooks)
@@ -267,7 +271,7 @@ export class Kernel {
       hooks,
       onHookError: (report) => sink.report(report),
       defaults: this.#options,
-      lease: scope ? () => scope.lease() : () => noop,
+      lease: () => (scope ? scope.leases.lease() : this.#leases.lease()),
     };
   }
 
@@ -294,8 +298,6 @@ export class Kernel {
     if (this.#disposed) throw new KernelError('The kernel is disposed');
   }
 }
-
-const noop = (): void => undefined;
 
 async function runDisposers(used: UsedPlugin, errors: unknown[]): Promise<void> {
   for (const dispose of used.disposers.reverse()) {

@@ -1,8 +1,9 @@
 import { Container, type ContainerModule } from 'inversify';
 import { ChatProvider } from '../provider/chat-provider.js';
-import { asNamedHooks, type NamedStepHooks, type StepHooks } from '../runtime/step-hooks.js';
+import { asNamedHooks, StepHooks, type NamedStepHooks } from '../runtime/step-hooks.js';
 import { Toolset } from '../tooling/toolset.js';
 import { KernelError, UnknownTenantError } from './errors.js';
+import { StepLeases } from './leases.js';
 
 /** How a tenant differs from the global setup. Everything is optional. */
 export interface TenantDefinition {
@@ -16,15 +17,13 @@ export interface TenantDefinition {
   readonly modules?: readonly ContainerModule[];
 }
 
-/** One tenant: a child container and the steps running for it. @internal */
+/** One tenant: a child container, its own hooks and toolset choice, and the steps running for it. @internal */
 export class TenantScope {
   readonly hooks: readonly NamedStepHooks[];
   readonly providerName: string | undefined;
-  private active = 0;
-  private idleWaiters: (() => void)[] = [];
-  removing = false;
-  /** Set once `remove` started; a second `remove` returns it. */
-  removal: Promise<void> | undefined;
+  readonly leases = new StepLeases();
+  /** Set by `setToolset`: used instead of the container's toolset from the next step on. */
+  toolsetOverride: Toolset | undefined;
 
   constructor(
     readonly id: string,
@@ -35,20 +34,10 @@ export class TenantScope {
     this.providerName = typeof definition.provider === 'string' ? definition.provider : undefined;
   }
 
-  /** Marks one step as running; the returned function (idempotent) marks it done. */
-  lease(): () => void {
-    this.active++;
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      if (--this.active === 0) for (const wake of this.idleWaiters.splice(0)) wake();
-    };
-  }
-
-  /** Resolves when no step is running for the tenant. */
-  idle(): Promise<void> {
-    return this.active === 0 ? Promise.resolve() : new Promise((resolve) => this.idleWaiters.push(resolve));
+  /** The toolset a step starting now uses, if the tenant has one of its own. */
+  get toolset(): Toolset | undefined {
+    if (this.toolsetOverride) return this.toolsetOverride;
+    return this.container.isCurrentBound(Toolset) ? this.container.get<Toolset>(Toolset) : undefined;
   }
 }
 
@@ -59,6 +48,8 @@ export class TenantScope {
  */
 export class Tenants {
   private readonly scopes = new Map<string, TenantScope>();
+  /** Removals waiting for running steps, by tenant id (a tenant may be defined again meanwhile). */
+  private readonly removals = new Map<string, Promise<void>>();
 
   /** @internal Created by the kernel. */
   constructor(
@@ -68,9 +59,11 @@ export class Tenants {
   ) {}
 
   /**
-   * Defines a tenant.
+   * Defines a tenant. An id whose removal is still pending may be defined again: the new tenant is
+   * a fresh container, the old one is disposed when its steps finish.
    *
-   * @throws {KernelError} if the id is taken; {@link UnknownProviderError} for an unknown provider name.
+   * @throws {KernelError} if the id is taken, or a module binds `StepHooks` (give tenant hooks with
+   * `hooks`); {@link UnknownProviderError} for an unknown provider name.
    */
   define(id: string, definition: TenantDefinition = {}): void {
     this.checkOpen();
@@ -83,53 +76,62 @@ export class Tenants {
       container.bind(ChatProvider).toConstantValue(definition.provider);
     }
     if (definition.modules?.length) container.load(...definition.modules);
+    if (container.isCurrentBound(StepHooks)) {
+      throw new KernelError(`Tenant "${id}": bind its hooks with define(id, { hooks }), not in a module`);
+    }
     this.scopes.set(id, new TenantScope(id, container, definition));
   }
 
-  /** Gives a tenant a new toolset. Steps already running keep theirs; the next step uses this one. */
+  /**
+   * Gives a tenant a new toolset. Steps already running keep theirs; the next step uses this one.
+   * A toolset bound by the tenant's modules stays bound (a running step may still use it) and is
+   * disposed with the tenant.
+   */
   setToolset(id: string, toolset: Toolset): void {
-    const scope = this.scope(id);
-    if (scope.container.isCurrentBound(Toolset)) scope.container.rebind(Toolset).toConstantValue(toolset);
-    else scope.container.bind(Toolset).toConstantValue(toolset);
+    this.scope(id).toolsetOverride = toolset;
   }
 
-  /** Whether a tenant is defined (and not being removed). */
+  /** Whether a tenant is defined. */
   has(id: string): boolean {
-    const scope = this.scopes.get(id);
-    return scope !== undefined && !scope.removing;
+    return this.scopes.has(id);
   }
 
   /** The ids of the defined tenants, in definition order. */
   list(): string[] {
-    return [...this.scopes.values()].filter((s) => !s.removing).map((s) => s.id);
+    return [...this.scopes.keys()];
   }
 
   /**
    * Removes a tenant: new steps for it fail at once, running ones finish (through their cleanup),
-   * then its container is disposed (deactivation handlers run).
+   * then its container is disposed (deactivation handlers run). Calling it again while the removal
+   * is pending returns the same promise.
    */
   remove(id: string): Promise<void> {
-    const existing = this.scopes.get(id);
-    if (existing?.removal) return existing.removal;
-    const scope = this.scope(id);
-    scope.removing = true;
-    scope.removal = (async () => {
-      await scope.idle();
-      this.scopes.delete(id);
-      await scope.container.unbindAllAsync();
-    })();
-    return scope.removal;
+    const scope = this.scopes.get(id);
+    if (!scope) {
+      return this.removals.get(id) ?? Promise.reject(new UnknownTenantError(id, this.list()));
+    }
+    this.scopes.delete(id);
+    const removal: Promise<void> = scope.leases
+      .idle()
+      .then(() => scope.container.unbindAllAsync())
+      .finally(() => {
+        if (this.removals.get(id) === removal) this.removals.delete(id);
+      });
+    this.removals.set(id, removal);
+    return removal;
   }
 
   /** @internal The scope of a tenant that can run steps. */
   scope(id: string): TenantScope {
     const scope = this.scopes.get(id);
-    if (!scope || scope.removing) throw new UnknownTenantError(id, this.list());
+    if (!scope) throw new UnknownTenantError(id, this.list());
     return scope;
   }
 
-  /** @internal Removes every tenant (kernel disposal). */
+  /** @internal Removes every tenant and waits for every pending removal (kernel disposal). */
   async removeAll(): Promise<void> {
-    await Promise.all(this.list().map((id) => this.remove(id)));
+    const pending = [...this.list().map((id) => this.remove(id)), ...this.removals.values()];
+    await Promise.all(pending);
   }
 }

@@ -150,7 +150,16 @@ const toolCallSchema = z
     id: z.string(),
     // Required (nullable) in Python, but its `exclude_none` dumps drop a `None`; read a missing one as `null`.
     function: z.object({ name: z.string(), arguments: z.string().nullish() }),
-    extras: z.record(z.string(), z.json()).nullish(),
+    // Not z.record/z.json: they rebuild objects by assignment, which drops (or applies!) `__proto__` keys.
+    extras: z
+      .unknown()
+      .superRefine((extras, ctx) => {
+        if (extras === null || extras === undefined) return;
+        const bad = typeof extras === 'object' && !Array.isArray(extras) ? nonJsonPath(extras) : [];
+        if (bad) ctx.addIssue({ code: 'custom', path: bad, message: 'expected a JSON value (string, finite number, boolean, null, array or object)' });
+      })
+      .transform((extras) => (extras === null || extras === undefined ? extras : (structuredClone(extras) as Record<string, JsonValue>)))
+      .optional(),
   })
   .transform(toolCallFromWire);
 
@@ -243,6 +252,30 @@ function messageFromWire(wire: {
 
 // ---------------------------------------------------------------------------------------------------
 // Helpers
+
+/**
+ * The path to the first value inside `value` that is not JSON (`[]`: the value itself), or
+ * `undefined` when it is all JSON. Own `__proto__` keys are plain data here.
+ */
+function nonJsonPath(value: unknown): (string | number)[] | undefined {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return undefined;
+  if (typeof value === 'number') return Number.isFinite(value) ? undefined : [];
+  if (typeof value !== 'object') return [];
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const bad = nonJsonPath(value[i]);
+      if (bad) return [i, ...bad];
+    }
+    return undefined;
+  }
+  const prototype: unknown = Object.getPrototypeOf(value);
+  if (prototype !== Object.prototype && prototype !== null) return [];
+  for (const [key, inner] of Object.entries(value)) {
+    const bad = nonJsonPath(inner);
+    if (bad) return [key, ...bad];
+  }
+  return undefined;
+}
 
 const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
 

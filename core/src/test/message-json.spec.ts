@@ -186,6 +186,16 @@ describe('message JSON', () => {
       expect(messageToJSON(createMessage('assistant', [], { toolCalls: [] }))).to.deep.equal({ role: 'assistant', content: [], tool_calls: [] });
     });
 
+    it('round-trips a "__proto__" key inside extras as plain data (found by the property test)', () => {
+      const extras = JSON.parse('{"outer":{"__proto__":{"polluted":true}}}') as JsonObject;
+      const message = createMessage('assistant', [], { toolCalls: [toolCall('c', 'f', null, extras)] });
+      const back = messageFromJSON(JSON.parse(JSON.stringify(messageToJSON(message))));
+      const outer = back.toolCalls![0]!.extras!['outer'] as Record<string, unknown>;
+      expect(Object.keys(outer)).to.deep.equal(['__proto__']);
+      expect(Object.getPrototypeOf(outer)).to.equal(Object.prototype);
+      expect(({} as Record<string, unknown>)['polluted']).to.equal(undefined);
+    });
+
     it('copies extras, so the output does not alias the message', () => {
       const extras = { nested: { list: [1, 2] } };
       const json = messageToJSON(createMessage('assistant', [], { toolCalls: [toolCall('c', 'f', '{}', extras)] }));

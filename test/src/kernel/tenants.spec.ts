@@ -2,6 +2,7 @@ import {
   Kernel,
   KernelError,
   Toolset,
+  StepHooks as StepHooksId,
   UnknownTenantError,
   definePlugin,
   textPart,
@@ -197,7 +198,7 @@ describe('kernel: tenants', () => {
     // its modules as a singleton, `rebind` deactivates that toolset at once, while a running step still
     // dispatches calls to it. (With an async deactivation handler, setToolset throws inversify's raw
     // "Unexpected asynchronous deactivation" error and the deactivated toolset stays bound.)
-    it.skip('BUG: setToolset does not deactivate a module-bound toolset a running step still uses', async () => {
+    it('setToolset does not deactivate a module-bound toolset a running step still uses', async () => {
       const slow = new MockChatProvider([call('first'), textPart('...'), call('second')], { delayMs: 2 });
       await kernel.use(providerPlugin(slow, { default: true }));
       const seen: string[] = [];
@@ -359,7 +360,7 @@ describe('kernel: tenants', () => {
     // BUG (core/src/kernel/tenants.ts, removeAll): it removes `this.list()`, which omits tenants whose
     // removal is already pending, so kernel.dispose() neither waits for their running steps nor for
     // their container's disposal: plugins are disposed under a step that is still running.
-    it.skip('BUG: kernel.dispose waits for a tenant whose removal is already pending', async () => {
+    it('kernel.dispose waits for a tenant whose removal is already pending', async () => {
       const gate = deferred();
       const log: string[] = [];
       await kernel.use(definePlugin({ name: 'closer', setup: (ctx) => ctx.onDispose(() => void log.push('plugin disposed')) }));
@@ -386,7 +387,7 @@ describe('kernel: tenants', () => {
 
     // Questionable (core/src/kernel/tenants.ts): while a removal waits for running steps, `has(id)` is
     // false and `list()` omits the id, yet `define(id)` throws "already defined".
-    it.skip('QUESTIONABLE: an id being removed can be defined again (has() already says it is gone)', async () => {
+    it('an id being removed can be defined again (has() already says it is gone)', async () => {
       const gate = deferred();
       kernel.tenants.define('acme', { toolset: { tools: [], handle: (c) => gate.promise.then(() => ({ toolCallId: c.id, returnValue: toolOk({ output: 'ok' }) })) } });
       await kernel.runner({ tenant: 'acme' }).step(base);
@@ -612,3 +613,61 @@ describe('kernel: tenants', () => {
   });
 });
 
+
+describe('kernel: lifecycle edges', () => {
+  it('dispose waits for a running step without a tenant', async () => {
+    const kernel = new Kernel();
+    const gate = deferred();
+    const log: string[] = [];
+    await kernel.use(
+      definePlugin({
+        name: 'everything',
+        setup(ctx) {
+          ctx.bindChatProvider('mock', new MockChatProvider([call('a')]));
+          ctx.bindToolset({
+            tools: [],
+            handle: async (c) => {
+              await gate.promise;
+              log.push('tool finished');
+              return { toolCallId: c.id, returnValue: toolOk({ output: 'ok' }) };
+            },
+          });
+          ctx.onDispose(() => void log.push('plugin disposed'));
+        },
+      }),
+    );
+    await kernel.runner().step(base);
+    const disposal = kernel.dispose();
+    await sleep(5);
+    expect(await isSettled(disposal)).to.equal(false);
+    gate.resolve();
+    await disposal;
+    expect(log).to.deep.equal(['tool finished', 'plugin disposed']);
+  });
+
+  it('remove of an unknown tenant rejects (it does not throw synchronously)', async () => {
+    const kernel = new Kernel();
+    let pending: Promise<void> | undefined;
+    expect(() => (pending = kernel.tenants.remove('ghost'))).not.to.throw();
+    expectUnknownTenant(await rejectionOf(pending!), 'ghost', []);
+  });
+
+  it('refuses StepHooks bound in a tenant module (tenant hooks go in define(id, { hooks }))', () => {
+    const kernel = new Kernel();
+    const module = new ContainerModule(({ bind }) => void bind<StepHooks>(StepHooksId).toConstantValue({}));
+    expect(() => kernel.tenants.define('acme', { modules: [module] }))
+      .to.throw(KernelError)
+      .with.property('message')
+      .that.contains('define(id, { hooks })');
+    expect(kernel.tenants.has('acme')).to.equal(false);
+  });
+
+  it('refuses the same hooks object bound by two plugins (reports would name the wrong one)', async () => {
+    const kernel = new Kernel();
+    const hooks: StepHooks = { onStepStart() {} };
+    await kernel.use(definePlugin({ name: 'first', setup: (ctx) => ctx.bindHooks(hooks) }));
+    const error = await rejectionOf(kernel.use(definePlugin({ name: 'second', setup: (ctx) => ctx.bindHooks(hooks) })));
+    expect(error).to.include({ plugin: 'second', reason: 'conflict' });
+    expect(kernel.plugins()).to.deep.equal(['first']);
+  });
+});
