@@ -10,6 +10,8 @@ import type {
   Tool,
 } from '@kosong/core';
 
+import { PartsStream } from './parts-stream.js';
+
 /** Options of a {@link MockChatProvider}. */
 export interface MockChatProviderOptions {
   /** Delay before each part, in ms (0: yield to the event loop with a timer; undefined: no delay). */
@@ -64,55 +66,13 @@ export class MockChatProvider implements ChatProvider {
     if (this.options.generateError !== undefined) return Promise.reject(this.options.generateError);
     const signal = this.options.onAbort === 'ignore' ? undefined : options.signal;
     if (signal?.aborted) return Promise.reject(signal.reason);
-    return Promise.resolve(new MockStream(this.parts, this.options, signal));
+    const { id, usage, finishReason, traceId, delayMs, errorAfter } = this.options;
+    return Promise.resolve(
+      new PartsStream(this.parts, { id: id ?? 'mock', usage, finishReason, traceId, delayMs, errorAfter, signal }),
+    );
   }
 
   withThinking(effort: ThinkingEffort): MockChatProvider {
     return new MockChatProvider(this.parts, this.options, effort);
   }
-}
-
-class MockStream implements StreamedMessage {
-  readonly id: string | undefined;
-  readonly usage: TokenUsage | undefined;
-  readonly finishReason: FinishReason | undefined;
-  readonly traceId: string | undefined;
-
-  constructor(
-    private readonly parts: readonly StreamedMessagePart[],
-    private readonly options: MockChatProviderOptions,
-    private readonly signal: AbortSignal | undefined,
-  ) {
-    this.id = options.id ?? 'mock';
-    this.usage = options.usage;
-    this.finishReason = options.finishReason;
-    this.traceId = options.traceId;
-  }
-
-  async *[Symbol.asyncIterator](): AsyncIterator<StreamedMessagePart> {
-    const { delayMs, errorAfter } = this.options;
-    const signal = this.signal;
-    for (let i = 0; i < this.parts.length; i++) {
-      if (errorAfter && i === errorAfter.parts) throw errorAfter.error;
-      if (delayMs !== undefined) await delay(delayMs, signal);
-      if (signal?.aborted) throw signal.reason;
-      yield this.parts[i]!;
-    }
-    if (errorAfter && errorAfter.parts >= this.parts.length) throw errorAfter.error;
-  }
-}
-
-function delay(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal!.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }

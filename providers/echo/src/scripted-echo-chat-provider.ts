@@ -1,0 +1,82 @@
+import {
+  ChatProviderError,
+  type ChatProvider,
+  type Message,
+  type ProviderGenerateOptions,
+  type StreamedMessage,
+  type ThinkingEffort,
+  type Tool,
+} from '@kosong/core';
+
+import { streamEchoScript, type EchoStreamOptions } from './echo-stream.js';
+
+/** Options of a {@link ScriptedEchoChatProvider}. */
+export interface ScriptedEchoChatProviderOptions extends EchoStreamOptions {
+  /**
+   * Called with `SCRIPTED_ECHO TURN <n>: <script as JSON>` each time a script is taken from the
+   * queue (the original's `trace` printed this line).
+   */
+  readonly trace?: (line: string) => void;
+}
+
+/**
+ * A provider that plays a queue of echo DSL scripts (see {@link parseEchoScript}), one per
+ * `generate` call, first in first out, whatever the history, system prompt and tools. For
+ * multi-step agent tests and demos: script 1 calls a tool, script 2 answers with text, and so on.
+ *
+ * A script is consumed by the call that takes it even when it fails to parse or ends in an
+ * `error:` line, so a retry gets the next script. A call with an already-aborted signal rejects
+ * with the signal's reason and consumes nothing. When the queue is empty, `generate` rejects with
+ * `ChatProviderError("ScriptedEchoChatProvider exhausted at turn N.")`.
+ */
+export class ScriptedEchoChatProvider implements ChatProvider {
+  readonly name = 'scripted_echo';
+  readonly modelName = 'scripted_echo';
+  readonly thinkingEffort: ThinkingEffort | undefined;
+  private readonly queue: string[];
+  private turns: number;
+
+  constructor(
+    scripts: Iterable<string>,
+    private readonly options: ScriptedEchoChatProviderOptions = {},
+    thinkingEffort?: ThinkingEffort,
+  ) {
+    this.queue = [...scripts];
+    this.thinkingEffort = thinkingEffort;
+    this.turns = 0;
+  }
+
+  /** How many scripts are left. */
+  get remaining(): number {
+    return this.queue.length;
+  }
+
+  /** How many scripts have been taken so far (the number of the last turn). */
+  get turn(): number {
+    return this.turns;
+  }
+
+  async generate(
+    _systemPrompt: string,
+    _tools: readonly Tool[],
+    _history: readonly Message[],
+    options: ProviderGenerateOptions = {},
+  ): Promise<StreamedMessage> {
+    options.signal?.throwIfAborted();
+    const script = this.queue.shift();
+    if (script === undefined) throw new ChatProviderError(`ScriptedEchoChatProvider exhausted at turn ${this.turns + 1}.`);
+    this.turns++;
+    this.options.trace?.(`SCRIPTED_ECHO TURN ${this.turns}: ${JSON.stringify(script)}`);
+    return streamEchoScript(script, 'ScriptedEchoChatProvider', this.options, options.signal);
+  }
+
+  /**
+   * A copy with the effort recorded and its own copy of the remaining scripts (and turn count):
+   * the two providers consume their queues independently.
+   */
+  withThinking(effort: ThinkingEffort): ScriptedEchoChatProvider {
+    const copy = new ScriptedEchoChatProvider(this.queue, this.options, effort);
+    copy.turns = this.turns;
+    return copy;
+  }
+}
