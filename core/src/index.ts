@@ -18,6 +18,7 @@ export * from './message/json.js';
 export * from './provider/chat-provider.js';
 export * from './provider/token-usage.js';
 export * from './provider/errors.js';
+export { errorMarker, hasErrorMarker, markError } from './error-marker.js';
 
 export * from './tooling/tool.js';
 export * from './tooling/tool-result.js';

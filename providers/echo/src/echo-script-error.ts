@@ -1,8 +1,8 @@
-import { ChatProviderError } from '@kosong/core';
+import { ChatProviderError, errorMarker, hasErrorMarker, markError } from '@kosong/core';
 
 import { pythonStringRepr } from './python-repr.js';
 
-const ECHO_SCRIPT_ERROR = Symbol.for('kosong.error.EchoScriptError');
+const ECHO_SCRIPT_ERROR = errorMarker('EchoScriptError');
 
 /**
  * An echo DSL script that cannot be parsed. The message names the line number and quotes the line
@@ -19,7 +19,7 @@ export class EchoScriptError extends ChatProviderError {
     super(message);
     this.lineNumber = lineNumber;
     this.line = line;
-    Object.defineProperty(this, ECHO_SCRIPT_ERROR, { value: true, enumerable: false });
+    markError(this, ECHO_SCRIPT_ERROR);
   }
 
   /**
@@ -37,7 +37,7 @@ export class EchoScriptError extends ChatProviderError {
 
   /** Whether `error` is an {@link EchoScriptError} (of any copy of this package). */
   static override isInstance(error: unknown): error is EchoScriptError {
-    return typeof error === 'object' && error !== null && (error as Record<symbol, unknown>)[ECHO_SCRIPT_ERROR] === true;
+    return hasErrorMarker(error, ECHO_SCRIPT_ERROR);
   }
 }
 
