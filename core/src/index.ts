@@ -35,6 +35,7 @@ export { DEFAULT_CLEANUP_TIMEOUT_MS, DEFAULT_HOOK_TIMEOUT_MS, DEFAULT_MAX_HOOK_F
 
 export { Kernel, type KernelAgentOptions, type KernelOptions, type RunnerOptions } from './kernel/kernel.js';
 export { definePlugin, type Plugin, type PluginContext, type ProviderBindingOptions } from './kernel/plugin.js';
+export type { ProviderPluginFactory } from './kernel/provider-catalog.js';
 export { StepRunner, type RunnerStepOptions } from './kernel/step-runner.js';
 export { Tenants, type TenantDefinition } from './kernel/tenants.js';
 export { HookErrorSink, stderrHookErrorSink } from './kernel/hook-error-sink.js';

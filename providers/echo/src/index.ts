@@ -16,3 +16,4 @@ export { ScriptedEchoChatProvider, type ScriptedEchoChatProviderOptions } from '
 export type { EchoStreamOptions } from './echo-stream.js';
 export { ChaosChatProvider } from './chaos-chat-provider.js';
 export { CHAOS_FAULTS, chaosConfigFromEnv, type ChaosConfig, type ChaosFault, type ChaosFaultEvent } from './chaos-config.js';
+export { providerPlugins } from './provider-plugins.js';

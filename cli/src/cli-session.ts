@@ -1,0 +1,93 @@
+import { Kernel, LinearContext, definePlugin, type Agent, type ProviderPluginFactory } from '@kosong/core';
+import { describeFailure, type Renderer } from './render/renderer.js';
+import { builtinToolset } from './tools/builtin-tools.js';
+
+/** How a CLI session is set up. */
+export interface CliSessionOptions {
+  /** The provider to use, from the catalog. */
+  readonly provider: ProviderPluginFactory;
+  readonly renderer: Renderer;
+  readonly cwd: string;
+  readonly systemPrompt: string;
+  readonly maxSteps: number;
+  readonly allowBash: boolean;
+  /** A JSONL file to resume from and save to. */
+  readonly sessionFile?: string | undefined;
+  readonly env: Readonly<Record<string, string | undefined>>;
+}
+
+/** How a turn ended. */
+export type TurnOutcome = 'completed' | 'failed' | 'interrupted';
+
+/** An agent session of the CLI: a kernel with the chosen provider and the built-in tools. */
+export class CliSession {
+  private running: AbortController | undefined;
+
+  private constructor(
+    private readonly kernel: Kernel,
+    private readonly agent: Agent,
+    private readonly renderer: Renderer,
+  ) {}
+
+  /**
+   * Builds the kernel (provider plugin from the environment, built-in tools), and restores the
+   * session file if there is one.
+   *
+   * @throws when the provider cannot be set up (e.g. a missing API key) or the session file is corrupted.
+   */
+  static async open(options: CliSessionOptions): Promise<CliSession> {
+    const kernel = new Kernel();
+    const toolset = builtinToolset({ cwd: options.cwd, allowBash: options.allowBash });
+    await kernel.use(options.provider.create(options.env), definePlugin({ name: 'builtin-tools', setup: (ctx) => ctx.bindToolset(toolset) }));
+    const context = new LinearContext(options.sessionFile);
+    if (options.sessionFile !== undefined) {
+      const report = await context.restore();
+      if (report.messages > 0) options.renderer.info(`resumed ${report.messages} messages from ${options.sessionFile}`);
+      if (report.recoveredTornLine) options.renderer.info('the last line of the session file was cut short (a crash?) and was dropped');
+    }
+    const agent = kernel.agent({ provider: options.provider.name, systemPrompt: options.systemPrompt, maxSteps: options.maxSteps, context });
+    return new CliSession(kernel, agent, options.renderer);
+  }
+
+  /** Whether a turn is running. */
+  get busy(): boolean {
+    return this.running !== undefined;
+  }
+
+  /** Runs one turn; never throws (failures are rendered and reported as the outcome). */
+  async turn(input: string): Promise<TurnOutcome> {
+    const controller = new AbortController();
+    this.running = controller;
+    this.renderer.turnStart(input);
+    try {
+      const result = await this.agent.run(input, { signal: controller.signal, onEvent: (event) => this.renderer.event(event) });
+      this.renderer.turnEnd(result);
+      return 'completed';
+    } catch (error) {
+      if (controller.signal.aborted) {
+        this.renderer.interrupted();
+        return 'interrupted';
+      }
+      this.renderer.turnFailed(error);
+      return 'failed';
+    } finally {
+      this.running = undefined;
+    }
+  }
+
+  /** Aborts the running turn (its tools included); returns whether one was running. */
+  interrupt(): boolean {
+    if (!this.running) return false;
+    this.running.abort(new Error('Interrupted by the user'));
+    return true;
+  }
+
+  /** Closes the session file and disposes the kernel. */
+  async close(): Promise<void> {
+    this.renderer.close();
+    await this.agent.context.close();
+    await this.kernel.dispose();
+  }
+}
+
+export { describeFailure };

@@ -1,0 +1,137 @@
+#!/usr/bin/env node
+/**
+ * The `kosong` command. See the project README for every command and flag.
+ *
+ * @module
+ */
+import { Command, InvalidArgumentError } from 'commander';
+import { createInterface } from 'node:readline';
+import { CliSession, describeFailure, type TurnOutcome } from './cli-session.js';
+import { providerCatalog } from './provider-catalog.js';
+import { JsonRenderer } from './render/json-renderer.js';
+import type { Renderer } from './render/renderer.js';
+import { TerminalRenderer } from './render/terminal-renderer.js';
+
+interface GlobalOptions {
+  readonly provider: string;
+  readonly json?: boolean;
+  readonly session?: string;
+  readonly allowBash?: boolean;
+  readonly maxSteps: number;
+  readonly system?: string;
+}
+
+const EXIT_CODE: Record<TurnOutcome, number> = { completed: 0, failed: 1, interrupted: 130 };
+
+const program = new Command()
+  .name('kosong')
+  .description('An agent in your terminal: streams a model, runs its tool calls while it talks. Offline by default.')
+  .option('-p, --provider <name>', 'the model provider (`kosong providers` lists them)', 'demo')
+  .option('--json', 'print one JSON event per line instead of text')
+  .option('-s, --session <file>', 'keep the conversation in this JSONL file, and resume it if it exists')
+  .option('--allow-bash', 'offer the model a bash tool (it can run any command in the working directory)')
+  .option('--max-steps <n>', 'steps per turn at most', positiveInteger, 25)
+  .option('--system <prompt>', 'the system prompt');
+
+program
+  .command('run')
+  .description('run one turn with this prompt, then exit')
+  .argument('<prompt...>', 'what to ask')
+  .action(async (words: string[]) => {
+    const session = await openSession(program.opts<GlobalOptions>());
+    const stop = onInterrupt(session, { exitWhenIdle: true });
+    const outcome = await session.turn(words.join(' '));
+    stop();
+    await session.close();
+    process.exitCode = EXIT_CODE[outcome];
+  });
+
+program
+  .command('chat', { isDefault: true })
+  .description('an interactive session (the default): one turn per line, Ctrl-C interrupts, Ctrl-C twice or Ctrl-D exits')
+  .action(async () => {
+    const options = program.opts<GlobalOptions>();
+    const session = await openSession(options);
+    const interactive = process.stdin.isTTY === true && !options.json;
+    const rl = createInterface({ input: process.stdin, ...(interactive ? { output: process.stdout, prompt: '› ' } : {}), terminal: interactive });
+    const stop = onInterrupt(session, { exitWhenIdle: true, readline: rl });
+    let lastOutcome: TurnOutcome = 'completed';
+    if (interactive) rl.prompt();
+    for await (const line of rl) {
+      const input = line.trim();
+      if (input === '') {
+        if (interactive) rl.prompt();
+        continue;
+      }
+      if (input === '/exit' || input === '/quit') break;
+      lastOutcome = await session.turn(input);
+      if (interactive) rl.prompt();
+    }
+    stop();
+    rl.close();
+    await session.close();
+    process.exitCode = lastOutcome === 'interrupted' ? 0 : EXIT_CODE[lastOutcome];
+  });
+
+program
+  .command('providers')
+  .description('list the providers that can be chosen with --provider')
+  .action(async () => {
+    for (const entry of await providerCatalog()) process.stdout.write(`${entry.name.padEnd(12)} ${entry.description}\n`);
+  });
+
+async function openSession(options: GlobalOptions): Promise<CliSession> {
+  const renderer: Renderer = options.json ? new JsonRenderer(process.stdout) : new TerminalRenderer(process.stdout, process.stdout.isTTY === true);
+  const catalog = await providerCatalog();
+  const provider = catalog.find((entry) => entry.name === options.provider);
+  if (!provider) fail(`unknown provider "${options.provider}"; available: ${catalog.map((e) => e.name).join(', ')}`);
+  try {
+    return await CliSession.open({
+      provider,
+      renderer,
+      cwd: process.cwd(),
+      systemPrompt: options.system ?? `You are kosong, a helpful assistant working in ${process.cwd()}. Use the tools to look at files.`,
+      maxSteps: options.maxSteps,
+      allowBash: options.allowBash === true,
+      sessionFile: options.session,
+      env: process.env,
+    });
+  } catch (error) {
+    fail(describeFailure(error));
+  }
+}
+
+/**
+ * Ctrl-C (SIGINT): interrupts the running turn; when nothing runs, or on a second Ctrl-C while the
+ * first is being handled, exits with 130.
+ */
+function onInterrupt(session: CliSession, options: { exitWhenIdle: boolean; readline?: ReturnType<typeof createInterface> }): () => void {
+  let pressedAt = 0;
+  const handler = (): void => {
+    const now = Date.now();
+    if (session.busy && now - pressedAt > 2_000 && session.interrupt()) {
+      pressedAt = now;
+      return;
+    }
+    if (options.exitWhenIdle) process.exit(130);
+  };
+  process.on('SIGINT', handler);
+  options.readline?.on('SIGINT', handler);
+  return () => {
+    process.off('SIGINT', handler);
+    options.readline?.off('SIGINT', handler);
+  };
+}
+
+function positiveInteger(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected a positive integer');
+  return n;
+}
+
+function fail(message: string): never {
+  process.stderr.write(`kosong: ${message}\n`);
+  process.exit(2);
+}
+
+await program.parseAsync(process.argv);

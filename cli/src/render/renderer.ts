@@ -1,0 +1,25 @@
+import type { AgentEvent, AgentTurnResult } from '@kosong/core';
+
+/** Shows an agent session: a terminal (with or without colour and spinner), or JSON lines. */
+export interface Renderer {
+  /** A turn begins with this user input. */
+  turnStart(input: string): void;
+  /** Something happened in the turn. */
+  event(event: AgentEvent): void;
+  /** The turn ended normally. */
+  turnEnd(result: AgentTurnResult): void;
+  /** The turn failed for good. */
+  turnFailed(error: unknown): void;
+  /** The user interrupted the running turn (Ctrl-C); nothing of the step was saved. */
+  interrupted(): void;
+  /** A line of information (e.g. how many messages a resumed session has). */
+  info(message: string): void;
+  /** Stops timers; the renderer is not used again. */
+  close(): void;
+}
+
+/** One line describing a thrown value. */
+export function describeFailure(error: unknown): string {
+  if (error instanceof Error) return `${error.name}: ${error.message}`;
+  return String(error);
+}
