@@ -41,7 +41,7 @@ export { Tenants, type TenantDefinition } from './kernel/tenants.js';
 export { HookErrorSink, stderrHookErrorSink } from './kernel/hook-error-sink.js';
 export * from './kernel/errors.js';
 
-export { Agent, type AgentEvent, type AgentOptions, type AgentRunOptions, type AgentStopReason, type AgentTurnResult, type StepFunction } from './agent/agent.js';
+export { Agent, type AgentEvent, type AgentRetry, type AgentOptions, type AgentRunOptions, type AgentStopReason, type AgentTurnResult, type StepFunction } from './agent/agent.js';
 export { LinearContext, ContextCorruptedError, type RestoreReport } from './agent/linear-context.js';
 export { defaultRetryPolicy, isRetryableError, retryDelayMs, type RetryPolicy } from './agent/retry.js';
 export { toolResultToMessage } from './agent/tool-message.js';

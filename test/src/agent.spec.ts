@@ -205,6 +205,29 @@ describe('Agent', () => {
     }
   });
 
+  it('tells kernel hooks about retries (onRetry), with the id of the failed attempt and the tenant', async () => {
+    const kernel = new Kernel();
+    const ended: { stepId: string; error: unknown }[] = [];
+    const retries: { stepId: string; tenant: string | undefined; attempt: number; error: unknown }[] = [];
+    const failure = new APIConnectionError('reset');
+    await kernel.use(
+      definePlugin({ name: 'models', setup: (ctx) => ctx.bindChatProvider('seq', sequence([{ error: failure }, [textPart('ok')]])) }),
+      definePlugin({
+        name: 'retry-log',
+        setup: (ctx) =>
+          ctx.bindHooks({
+            onStepEnd: (e) => void ended.push({ stepId: e.stepId, error: e.error }),
+            onRetry: (e) => void retries.push({ stepId: e.stepId, tenant: e.tenant, attempt: e.attempt, error: e.error }),
+          }),
+      }),
+    );
+    kernel.tenants.define('acme');
+    await kernel.agent({ tenant: 'acme', systemPrompt: 'hi', retry: fastRetry }).run('go');
+    expect(retries).to.deep.equal([{ stepId: ended[0]!.stepId, tenant: 'acme', attempt: 1, error: failure }]);
+    expect(ended.map((e) => e.error)).to.deep.equal([failure, undefined]);
+    await kernel.dispose();
+  });
+
   it('runs through the kernel with the tenant toolset and hooks (kernel.agent)', async () => {
     const kernel = new Kernel();
     const seen: string[] = [];

@@ -56,6 +56,19 @@ export interface AgentOptions {
   readonly random?: () => number;
   /** Receives failures of `onEvent` callbacks; default one line on stderr. */
   readonly onHookError?: HookErrorHandler;
+  /** Told before each retry wait, with the id of the failed attempt (`kernel.agent()` passes it to the hooks' `onRetry`). */
+  readonly onRetry?: (retry: AgentRetry) => void;
+}
+
+/** A retry the loop is about to wait for. */
+export interface AgentRetry {
+  /** The id of the attempt that failed. */
+  readonly stepId: string;
+  readonly step: number;
+  readonly attempt: number;
+  readonly nextAttempt: number;
+  readonly delayMs: number;
+  readonly error: unknown;
 }
 
 /** Options of one {@link Agent.run}. */
@@ -131,7 +144,11 @@ export class Agent {
     emit: (event: AgentEvent) => void,
   ): Promise<{ result: StepResult; toolResults: readonly ToolResult[] }> {
     const { signal } = runOptions;
-    const hooks: NamedStepHooks[] = [...(runOptions.hooks ?? [])];
+    let attemptStepId = '';
+    const hooks: NamedStepHooks[] = [
+      { name: 'agent', hooks: { onStepStart: (e) => void (attemptStepId = e.stepId) } },
+      ...(runOptions.hooks ?? []),
+    ];
     if (runOptions.onEvent) hooks.push(eventHooks(stepNo, emit));
     for (let attempt = 1; ; attempt++) {
       emit({ type: 'step_start', step: stepNo, attempt });
@@ -147,6 +164,11 @@ export class Agent {
         if (signal?.aborted || !isRetryableError(error) || attempt >= this.policy.maxAttempts) throw error;
         const delayMs = retryDelayMs(this.policy, attempt, error, this.options.random);
         emit({ type: 'retry', step: stepNo, attempt, nextAttempt: attempt + 1, delayMs, error });
+        try {
+          this.options.onRetry?.({ stepId: attemptStepId, step: stepNo, attempt, nextAttempt: attempt + 1, delayMs, error });
+        } catch {
+          // a notification; the kernel's delivers to guarded hooks
+        }
         await abortableDelay(delayMs, signal);
       }
     }

@@ -94,7 +94,14 @@ export class Kernel {
   agent(options: KernelAgentOptions): Agent {
     const { tenant, provider, ...agentOptions } = options;
     const runner = this.runner({ ...(tenant === undefined ? {} : { tenant }), ...(provider === undefined ? {} : { provider }) });
-    return new Agent({ ...agentOptions, step: (stepOptions) => runner.step(stepOptions) });
+    return new Agent({
+      ...agentOptions,
+      step: (stepOptions) => runner.step(stepOptions),
+      onRetry: (retry) => {
+        agentOptions.onRetry?.(retry);
+        runner.notifyRetry(retry);
+      },
+    });
   }
 
   /** The names of the used plugins, in the order they were used. */

@@ -2,7 +2,10 @@ import type { ChatProvider } from '../provider/chat-provider.js';
 import type { HookErrorHandler } from '../runtime/hook-guard.js';
 import { step, type StepOptions } from '../runtime/step.js';
 import type { StepResult } from '../runtime/step-result.js';
-import { asNamedHooks, type NamedStepHooks, type StepHooks } from '../runtime/step-hooks.js';
+import { DEFAULT_HOOK_TIMEOUT_MS, DEFAULT_MAX_HOOK_FAILURES } from '../runtime/defaults.js';
+import { HookBus } from '../runtime/hook-bus.js';
+import { HookGuard } from '../runtime/hook-guard.js';
+import { asNamedHooks, type NamedStepHooks, type RetryEvent, type StepEventContext, type StepHooks } from '../runtime/step-hooks.js';
 import type { Toolset } from '../tooling/toolset.js';
 
 /** What a runner resolved for one step. @internal */
@@ -42,6 +45,29 @@ export class StepRunner {
     /** The provider name asked for, if any (else the tenant's, else the default). */
     readonly providerName: string | undefined,
   ) {}
+
+  /**
+   * Tells this scope's hooks (`onRetry`) that the agent loop will retry the failed step `stepId`.
+   * Guarded like every hook; never throws, never waits.
+   */
+  notifyRetry(fields: Omit<RetryEvent, Exclude<keyof StepEventContext, 'stepId'>>): void {
+    let resolved: ResolvedStep;
+    try {
+      resolved = this.resolve(this.tenant, this.providerName);
+    } catch {
+      return; // the tenant or provider is gone: the retry itself will report that
+    }
+    const { stepId, ...rest } = fields;
+    const guard = new HookGuard({
+      stepId,
+      tenant: this.tenant,
+      onError: resolved.onHookError,
+      timeoutMs: resolved.defaults.hookTimeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS,
+      maxFailures: DEFAULT_MAX_HOOK_FAILURES,
+    });
+    const context = { stepId, tenant: this.tenant, provider: resolved.provider.name, model: resolved.provider.modelName };
+    new HookBus(guard, resolved.hooks, context).retry(rest);
+  }
 
   /** The provider the next step would use. */
   get provider(): ChatProvider {

@@ -5,6 +5,7 @@ import type {
   CleanupEvent,
   NamedStepHooks,
   PartEvent,
+  RetryEvent,
   StepEndEvent,
   StepEventContext,
   StepHookName,
@@ -22,7 +23,7 @@ export interface HookBusEntry extends NamedStepHooks {
 type EventOf<H extends StepHookName> = Parameters<NonNullable<StepHooks[H]>>[0];
 type Slots = { readonly [H in StepHookName]: readonly HookSlot<EventOf<H>>[] };
 
-const HOOK_NAMES: readonly StepHookName[] = ['onStepStart', 'onPart', 'onToolCall', 'onToolResult', 'onStepEnd', 'onCleanup'];
+const HOOK_NAMES: readonly StepHookName[] = ['onStepStart', 'onPart', 'onToolCall', 'onToolResult', 'onStepEnd', 'onCleanup', 'onRetry'];
 
 /**
  * Delivers the events of one step to its hooks, in registration order, through the step's
@@ -74,6 +75,11 @@ export class HookBus {
 
   toolResult(fields: Omit<ToolResultEvent, keyof StepEventContext>): void {
     if (!this.closed && this.slots.onToolResult.length > 0) this.detached(this.slots.onToolResult, this.event(fields));
+  }
+
+  /** Delivers a retry notice (the agent loop's; steps themselves never send it). Not awaited. */
+  retry(fields: Omit<RetryEvent, keyof StepEventContext>): void {
+    if (this.slots.onRetry.length > 0) this.detached(this.slots.onRetry, this.event(fields));
   }
 
   stepEnd(fields: Omit<StepEndEvent, keyof StepEventContext>): Promise<void> | undefined {

@@ -68,6 +68,20 @@ export interface CleanupEvent extends StepEventContext {
 }
 
 /**
+ * The agent loop will try a failed step again. Only the agent loop (`kernel.agent()`) sends this;
+ * `stepId` is the id of the attempt that failed (its `onStepEnd` carried the error).
+ */
+export interface RetryEvent extends StepEventContext {
+  /** The step of the turn (from 1). */
+  readonly step: number;
+  readonly attempt: number;
+  readonly nextAttempt: number;
+  /** How long the loop waits before the next attempt. */
+  readonly delayMs: number;
+  readonly error: unknown;
+}
+
+/**
  * Observers of a step. Every method is optional, receives one frozen event, and is guarded: a throw,
  * a rejection or a timeout is reported to the hook-error handler and never changes the step.
  * Hooks of several owners run in registration order.
@@ -85,6 +99,8 @@ export interface StepHooks {
   onStepEnd?(event: StepEndEvent): void | Promise<void>;
   /** After every tool is reclaimed. Exactly once per step, always last. Awaited. */
   onCleanup?(event: CleanupEvent): void | Promise<void>;
+  /** The agent loop will retry a failed step (sent by `kernel.agent()` only, after that step's cleanup). Not awaited. */
+  onRetry?(event: RetryEvent): void | Promise<void>;
 }
 
 /** Service identifier of {@link StepHooks} in the kernel's container (multi-bound, one per hook plugin). */
