@@ -1,0 +1,48 @@
+import { definePlugin, type Plugin } from '@kosong/core';
+import { McpToolset, type McpToolsetOptions } from './mcp-toolset.js';
+
+/** Options of {@link mcpPlugin}: those of the toolset, with a required name. */
+export interface McpPluginOptions extends McpToolsetOptions {
+  /** The plugin's name, also the server's name (in tool descriptions and errors). */
+  readonly name: string;
+  /**
+   * Bind the toolset as the kernel's global toolset (default `true`). Set `false` to combine
+   * {@link McpPlugin.toolset} with other tools yourself, or to give it to a tenant; the plugin then
+   * only connects and closes it.
+   */
+  readonly bindToolset?: boolean;
+}
+
+/** A kernel plugin over one MCP server. */
+export interface McpPlugin extends Plugin {
+  /** The plugin's toolset: connected in setup, closed when the kernel is disposed. */
+  readonly toolset: McpToolset;
+}
+
+/**
+ * A kernel plugin that connects to an MCP server in `setup` (failing the `use` call, with the
+ * server named, if it cannot), binds its {@link McpToolset} as the global toolset (unless
+ * `bindToolset: false`), and closes it when the kernel is disposed.
+ *
+ * The toolset exists from the start as {@link McpPlugin.toolset}, so it can be combined with other
+ * toolsets or given to a tenant. One plugin object serves one kernel: disposing the kernel closes
+ * the toolset for good.
+ *
+ * @example
+ * const github = mcpPlugin({ name: 'github', server: { type: 'http', url: 'http://127.0.0.1:3000/mcp' } });
+ * await kernel.use(providerPlugin, github);
+ * await kernel.runner().step({ systemPrompt, history });
+ * await kernel.dispose();                        // closes the session
+ */
+export function mcpPlugin(options: McpPluginOptions): McpPlugin {
+  const toolset = new McpToolset(options);
+  const plugin = definePlugin({
+    name: options.name,
+    async setup(context) {
+      context.onDispose(() => toolset.close());
+      await toolset.connect();
+      if (options.bindToolset !== false) context.bindToolset(toolset);
+    },
+  });
+  return Object.freeze({ ...plugin, toolset });
+}

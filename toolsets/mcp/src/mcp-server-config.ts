@@ -1,0 +1,71 @@
+/**
+ * Where an MCP server is and how to reach it.
+ *
+ * @module
+ */
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+
+/**
+ * A server run as a child process, spoken to over its stdin and stdout. One process per
+ * connection: a reconnect starts a new one.
+ */
+export interface McpStdioServerConfig {
+  readonly type: 'stdio';
+  /** The executable (looked up on `PATH`; no shell). */
+  readonly command: string;
+  readonly args?: readonly string[];
+  /**
+   * Environment variables of the process, added to a small safe set inherited from this process
+   * (`HOME`, `LOGNAME`, `PATH`, `SHELL`, `TERM`, `USER` on POSIX). Nothing else is inherited: pass
+   * what the server needs.
+   */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Working directory of the process; default: this process's. */
+  readonly cwd?: string;
+  /** What happens to the server's stderr; default `inherit` (it goes to this process's stderr). */
+  readonly stderr?: 'inherit' | 'ignore';
+}
+
+/** A server spoken to over MCP's streamable HTTP transport. One session per connection. */
+export interface McpHttpServerConfig {
+  readonly type: 'http';
+  /** The MCP endpoint, e.g. `http://127.0.0.1:3000/mcp`. */
+  readonly url: string | URL;
+  /** Headers sent with every request (e.g. `authorization`). */
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/** An MCP server: {@link McpStdioServerConfig} or {@link McpHttpServerConfig}. */
+export type McpServerConfig = McpStdioServerConfig | McpHttpServerConfig;
+
+/** A fresh (not started) SDK transport for a server. @internal */
+export function createTransport(server: McpServerConfig): Transport {
+  switch (server.type) {
+    case 'stdio':
+      return new StdioClientTransport({
+        command: server.command,
+        args: [...(server.args ?? [])],
+        ...(server.env === undefined ? {} : { env: { ...server.env } }),
+        ...(server.cwd === undefined ? {} : { cwd: server.cwd }),
+        stderr: server.stderr ?? 'inherit',
+      });
+    case 'http':
+      return new StreamableHTTPClientTransport(new URL(server.url), {
+        ...(server.headers === undefined ? {} : { requestInit: { headers: { ...server.headers } } }),
+      });
+    default:
+      throw new TypeError(`Unknown MCP server type: ${JSON.stringify((server as { type?: unknown }).type)}`);
+  }
+}
+
+/** A name for a server when none is given: the command's base name, or the URL's host. @internal */
+export function defaultServerName(server: McpServerConfig): string {
+  if (server.type === 'stdio') return server.command.split(/[\\/]/).pop() || server.command;
+  try {
+    return new URL(server.url).host;
+  } catch {
+    return String(server.url);
+  }
+}

@@ -1,0 +1,363 @@
+import {
+  describeError,
+  parseToolArguments,
+  toolError,
+  toolNotFound,
+  toolParseError,
+  toolRuntimeError,
+  toolValidateError,
+  type Tool,
+  type ToolCall,
+  type ToolContext,
+  type ToolResult,
+  type ToolReturnValue,
+  type Toolset,
+} from '@kosong/core';
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ErrorCode, McpError, type Tool as McpToolInfo } from '@modelcontextprotocol/sdk/types.js';
+import { untilAborted } from './abort.js';
+import { McpConnection, type McpConnectionEvents } from './mcp-connection.js';
+import { McpConnectionError } from './mcp-connection-error.js';
+import { defaultServerName, type McpServerConfig } from './mcp-server-config.js';
+import { convertMcpToolResult, MCP_MAX_OUTPUT_CHARS } from './mcp-tool-result.js';
+
+/** A tool as the MCP server describes it (`tools/list`), with its real (unprefixed) name. */
+export type { McpToolInfo };
+
+/** Which of a server's tools the model is told about: a list of (server-side) names, or a predicate. */
+export type McpToolFilter = readonly string[] | ((tool: McpToolInfo) => boolean);
+
+/** Options of an {@link McpToolset}. */
+export interface McpToolsetOptions {
+  /** The server to connect to. */
+  readonly server: McpServerConfig;
+  /** The server's name, in tool descriptions and errors; default: the command's base name, or the URL's host. */
+  readonly name?: string;
+  /** Prepended to every tool name the model sees (`prefix + name`); the server gets the real name. */
+  readonly prefix?: string;
+  /** Which tools to offer; default: all. Applied again whenever the list is refreshed. */
+  readonly filter?: McpToolFilter;
+  /** Time limit of each request (handshake, listing, call), in ms; default 60 000. */
+  readonly timeoutMs?: number;
+  /** Output budget of a call result in characters, shared by text and media URLs; default 100 000. */
+  readonly maxOutputChars?: number;
+  /**
+   * The description the model sees; default: the original kosong's, which says the tool is an MCP
+   * tool of server `name` and then gives the server's description.
+   */
+  readonly describeTool?: (tool: McpToolInfo, serverName: string) => string;
+  /** Called when {@link McpToolset.tools} changed (after a `list_changed` notification or a reconnect). */
+  readonly onToolsChanged?: (tools: readonly Tool[]) => void;
+  /**
+   * Told about problems in the background that no call reports: a lost connection, a failed
+   * refresh of the tool list, transport errors. Default: ignored. Must not throw (it is caught).
+   */
+  readonly onError?: (error: McpConnectionError) => void;
+}
+
+/** The default time limit of MCP requests, in ms. */
+export const DEFAULT_MCP_TIMEOUT_MS = 60_000;
+
+/** The description the original kosong (kimi-cli's `MCPTool`) gives an MCP tool. */
+export function describeMcpTool(tool: McpToolInfo, serverName: string): string {
+  return `This is an MCP (Model Context Protocol) tool from MCP server \`${serverName}\`.\n\n${tool.description || 'No description provided.'}`;
+}
+
+/** A tool as the model sees it, and the server-side tool it stands for. */
+interface OfferedTool {
+  readonly tool: Tool;
+  readonly mcp: McpToolInfo;
+}
+
+/**
+ * The tools of one MCP server, as a kosong {@link Toolset}.
+ *
+ * - The tool list is fetched on connect and again whenever the server sends
+ *   `notifications/tools/list_changed`; {@link McpToolset.tools} always gives the latest.
+ * - `handle` parses the arguments (a parse error is an error result), calls the tool with the
+ *   call's abort signal (an abort sends `notifications/cancelled` to the server and settles the call
+ *   at once) and converts the result (spec §5.8; `isError` gives an error result).
+ * - If the server crashes or the connection breaks, calls in flight get error results at once, and
+ *   the next call reconnects (a new process, or a new HTTP session). Nothing ever rejects.
+ * - {@link McpToolset.close} ends the process or session; it is final and idempotent.
+ *
+ * @example
+ * const fs = await McpToolset.connect({
+ *   name: 'fs',
+ *   server: { type: 'stdio', command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '.'] },
+ *   prefix: 'fs_',
+ * });
+ * try {
+ *   const result = await step({ provider, systemPrompt, toolset: fs, history });
+ * } finally {
+ *   await fs.close();
+ * }
+ */
+export class McpToolset implements Toolset {
+  /** The server's name, as used in descriptions and errors. */
+  readonly name: string;
+
+  readonly #options: McpToolsetOptions;
+  readonly #timeoutMs: number;
+  readonly #closeController = new AbortController();
+  readonly #events: McpConnectionEvents;
+  #connection: McpConnection | undefined;
+  #connecting: Promise<McpConnection> | undefined;
+  #offered = new Map<string, OfferedTool>();
+  #tools: readonly Tool[] = Object.freeze([]);
+  #listed = false;
+  #refreshing = false;
+  #refreshAgain = false;
+  #closing: Promise<void> | undefined;
+
+  /** A toolset that is not connected yet: call {@link McpToolset.connect} (or let the first call connect). */
+  constructor(options: McpToolsetOptions) {
+    this.#options = options;
+    this.name = options.name ?? defaultServerName(options.server);
+    this.#timeoutMs = options.timeoutMs ?? DEFAULT_MCP_TIMEOUT_MS;
+    this.#events = {
+      onToolListChanged: (connection) => this.#scheduleRefresh(connection),
+      onLost: (_connection, reason) => this.#report(`lost the connection: ${reason.message}`, reason),
+      onError: (error) => this.#report(`transport error: ${error.message}`, error),
+    };
+  }
+
+  /**
+   * Creates a toolset and connects it: starts the server (stdio) or a session (HTTP), and lists its tools.
+   *
+   * @throws {McpConnectionError} if the server cannot be reached or does not complete the handshake.
+   */
+  static async connect(options: McpToolsetOptions): Promise<McpToolset> {
+    const toolset = new McpToolset(options);
+    await toolset.connect();
+    return toolset;
+  }
+
+  /** The tools the model is told about: the server's (filtered, prefixed), as of the last listing. */
+  get tools(): readonly Tool[] {
+    return this.#tools;
+  }
+
+  /** Whether a connection is up now (a lost one is re-established by the next call). */
+  get connected(): boolean {
+    return this.#connection !== undefined && !this.#connection.lost;
+  }
+
+  /** Whether {@link McpToolset.close} was called. */
+  get closed(): boolean {
+    return this.#closing !== undefined;
+  }
+
+  /**
+   * Connects if not connected (and lists the tools). Concurrent calls share one attempt.
+   *
+   * @throws {McpConnectionError} if the server cannot be reached, or the toolset is closed.
+   */
+  async connect(): Promise<void> {
+    await this.#ensureConnection(undefined);
+  }
+
+  /**
+   * Lists the tools again now (connecting if needed) and returns the new {@link McpToolset.tools}.
+   *
+   * @throws {McpConnectionError} if the server cannot be reached or the listing fails.
+   */
+  async refreshTools(): Promise<readonly Tool[]> {
+    const connection = await this.#ensureConnection(undefined);
+    try {
+      this.#setTools(await connection.listTools(this.#closeController.signal));
+    } catch (error) {
+      throw this.#error(`listing tools failed: ${describeError(error)}`, error);
+    }
+    return this.#tools;
+  }
+
+  /** Handles one call. Never rejects: every failure is an error result. */
+  handle(toolCall: ToolCall, context: ToolContext): Promise<ToolResult> {
+    return this.#call(toolCall, context.signal).then(
+      (returnValue) => ({ toolCallId: toolCall.id, returnValue }),
+      (error: unknown) => ({ toolCallId: toolCall.id, returnValue: toolRuntimeError(describeError(error)) }),
+    );
+  }
+
+  /**
+   * Closes the toolset: ends the server process (stdio: stdin closed, then SIGTERM, then SIGKILL)
+   * or the HTTP session (DELETE), and waits until that is done. Calls in flight get error results;
+   * later calls too. Idempotent: every call returns the same promise.
+   */
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
+    this.#closeController.abort(new McpConnectionError(this.name, 'the toolset was closed'));
+    await this.#connecting?.catch(() => undefined);
+    await this.#connection?.close();
+    this.#offered = new Map();
+    this.#tools = Object.freeze([]);
+  }
+
+  async #call(call: ToolCall, signal: AbortSignal): Promise<ToolReturnValue> {
+    const name = call.function.name;
+    if (this.closed) return toolRuntimeError(`the MCP server \`${this.name}\` is closed`);
+    if (!this.#listed) {
+      try {
+        await this.#ensureConnection(signal);
+      } catch (error) {
+        return this.#failure(name, error, signal, undefined);
+      }
+    }
+    const offered = this.#offered.get(name);
+    if (!offered) return toolNotFound(name);
+    const parsed = parseToolArguments(call.function.arguments);
+    if (!parsed.ok) return toolParseError(parsed.error);
+    const args = parsed.value;
+    if (typeof args !== 'object' || args === null || Array.isArray(args)) {
+      return toolValidateError(`the arguments must be a JSON object, not ${args === null ? 'null' : Array.isArray(args) ? 'an array' : `a ${typeof args}`}`);
+    }
+    if (signal.aborted) return cancelled(name, signal.reason);
+
+    let connection: McpConnection | undefined;
+    try {
+      connection = await this.#ensureConnection(signal);
+      let result;
+      try {
+        result = await connection.callTool(offered.mcp.name, args as Record<string, unknown>, signal);
+      } catch (error) {
+        if (!isSessionExpired(error) || signal.aborted) throw error;
+        // The server forgot the session (it restarted): the call never ran, so run it in a new session.
+        connection.abandon(new Error('the server no longer knows the session'));
+        connection = await this.#ensureConnection(signal);
+        result = await connection.callTool(offered.mcp.name, args as Record<string, unknown>, signal);
+      }
+      return convertMcpToolResult(result, { maxOutputChars: this.#options.maxOutputChars ?? MCP_MAX_OUTPUT_CHARS });
+    } catch (error) {
+      return this.#failure(name, error, signal, connection);
+    }
+  }
+
+  /** The error result for a call that failed with `error`. */
+  #failure(name: string, error: unknown, signal: AbortSignal, connection: McpConnection | undefined): ToolReturnValue {
+    if (signal.aborted) return cancelled(name, signal.reason);
+    if (this.closed) return toolRuntimeError(`the MCP server \`${this.name}\` was closed during the call`);
+    if (McpConnectionError.isInstance(error)) return toolRuntimeError(error.message);
+    if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+      return toolError({
+        message: `Timeout while calling MCP tool \`${name}\`. You may explain to the user that the timeout config is set too low.`,
+        brief: 'Timeout',
+      });
+    }
+    if (connection?.lost) {
+      return toolRuntimeError(
+        `the MCP server \`${this.name}\` disconnected during the call (the tool may or may not have run; the next call reconnects): ${describeError(error)}`,
+      );
+    }
+    return toolRuntimeError(describeError(error));
+  }
+
+  /** The live connection, or a new one (shared by concurrent callers); rejects when `signal` aborts. */
+  #ensureConnection(signal: AbortSignal | undefined): Promise<McpConnection> {
+    const current = this.#connection;
+    if (current && !current.lost) return Promise.resolve(current);
+    if (this.closed) return Promise.reject(this.#error('the toolset is closed'));
+    if (!this.#connecting) {
+      const connecting = this.#open();
+      this.#connecting = connecting;
+      connecting.then(
+        () => this.#connecting === connecting && (this.#connecting = undefined),
+        () => this.#connecting === connecting && (this.#connecting = undefined),
+      );
+    }
+    return signal ? untilAborted(this.#connecting, signal) : this.#connecting;
+  }
+
+  async #open(): Promise<McpConnection> {
+    const closing = this.#closeController.signal;
+    let connection: McpConnection;
+    try {
+      connection = await McpConnection.open(this.#options.server, this.#timeoutMs, this.#events, closing);
+    } catch (error) {
+      throw closing.aborted ? closing.reason : this.#error(`cannot connect: ${describeError(error)}`, error);
+    }
+    try {
+      const tools = await connection.listTools(closing);
+      closing.throwIfAborted();
+      this.#connection = connection;
+      this.#setTools(tools);
+      return connection;
+    } catch (error) {
+      await connection.close();
+      throw closing.aborted ? closing.reason : this.#error(`listing tools failed: ${describeError(error)}`, error);
+    }
+  }
+
+  /** Refreshes the list after `list_changed`: one listing at a time, once more if notified meanwhile. */
+  #scheduleRefresh(connection: McpConnection): void {
+    if (this.#refreshing) {
+      this.#refreshAgain = true;
+      return;
+    }
+    this.#refreshing = true;
+    void (async () => {
+      try {
+        do {
+          this.#refreshAgain = false;
+          const tools = await connection.listTools(this.#closeController.signal);
+          if (connection !== this.#connection || connection.lost || this.closed) return;
+          this.#setTools(tools);
+        } while (this.#refreshAgain);
+      } catch (error) {
+        if (!connection.lost && !this.closed) this.#report(`refreshing the tool list failed: ${describeError(error)}`, error);
+      } finally {
+        this.#refreshing = false;
+      }
+    })();
+  }
+
+  #setTools(mcpTools: readonly McpToolInfo[]): void {
+    const { filter, prefix = '', describeTool = describeMcpTool } = this.#options;
+    const offered = new Map<string, OfferedTool>();
+    for (const mcp of mcpTools) {
+      if (filter !== undefined && !(typeof filter === 'function' ? filter(mcp) : filter.includes(mcp.name))) continue;
+      const name = prefix + mcp.name;
+      if (offered.has(name)) continue; // a server should not list a name twice; the first one wins
+      const tool: Tool = Object.freeze({ name, description: describeTool(mcp, this.name), parameters: mcp.inputSchema });
+      offered.set(name, { tool, mcp });
+    }
+    const tools = Object.freeze([...offered.values()].map((o) => o.tool));
+    const changed = this.#listed && JSON.stringify(tools) !== JSON.stringify(this.#tools);
+    this.#offered = offered;
+    this.#tools = tools;
+    this.#listed = true;
+    if (changed && this.#options.onToolsChanged) {
+      try {
+        this.#options.onToolsChanged(tools);
+      } catch (error) {
+        this.#report(`onToolsChanged threw: ${describeError(error)}`, error);
+      }
+    }
+  }
+
+  #error(message: string, cause?: unknown): McpConnectionError {
+    return new McpConnectionError(this.name, message, cause === undefined ? undefined : { cause });
+  }
+
+  #report(message: string, cause: unknown): void {
+    try {
+      this.#options.onError?.(this.#error(message, cause));
+    } catch {
+      // the handler must not throw; nothing sensible to do if it does
+    }
+  }
+}
+
+/** The error result of a call aborted through its signal. */
+function cancelled(name: string, reason: unknown): ToolReturnValue {
+  return toolError({ message: `The call of tool \`${name}\` was cancelled: ${describeError(reason)}`, brief: 'Cancelled' });
+}
+
+/** Whether an HTTP request failed because the server does not know the session (it restarted). */
+function isSessionExpired(error: unknown): boolean {
+  return error instanceof StreamableHTTPError && error.code === 404;
+}
