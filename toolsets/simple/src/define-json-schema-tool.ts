@@ -1,0 +1,128 @@
+import type { JsonSchema, JsonValue, ToolContext } from '@kosong/core';
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import type { ArgumentCheck, CallableTool, ToolOutput, ValidationIssue } from './callable-tool.js';
+import { deepFreeze } from './deep-freeze.js';
+import { ToolDefinitionError } from './errors.js';
+import { stripPrototypeKeys } from './prototype-keys.js';
+import { checkLimits, checkNameAndDescription, type ToolLimits } from './tool-limits.js';
+import { formatJsonPath } from './validation-issues.js';
+
+/** What {@link defineJsonSchemaTool} needs: the model-facing name and description, a JSON Schema, and the code. */
+export interface JsonSchemaToolDefinition<Args> extends ToolLimits {
+  readonly name: string;
+  readonly description: string;
+  /** The arguments, as a JSON Schema (draft 2020-12). Sent to the model as given (a JSON copy). */
+  readonly parameters: JsonSchema;
+  /** Runs the tool with the arguments, once they matched the schema. Return a {@link ToolOutput}. */
+  execute(args: Args, context: ToolContext): ToolOutput | Promise<ToolOutput>;
+}
+
+/**
+ * Defines a tool whose arguments are described by a JSON Schema (draft 2020-12) and checked with
+ * ajv, e.g. a schema that comes from configuration or another system. The schema is checked
+ * against the draft 2020-12 meta-schema and compiled once, here.
+ *
+ * - `execute` gets the parsed JSON as it is (ajv applies no defaults and removes nothing), minus any
+ *   `__proto__` key. `Args` is not checked against the schema by TypeScript: state it truthfully.
+ * - All issues are reported to the model (ajv `allErrors`), at most 20 lines of them.
+ * - `format` is an annotation only (as draft 2020-12 says by default): it is not validated.
+ * - Unknown keywords are allowed (ajv non-strict mode), as the meta-schema allows them.
+ * - The schema is sent to the model as given: its `$ref`s are not inlined (use
+ *   {@link derefJsonSchema} first if the provider needs that).
+ *
+ * @typeParam Args - the type of the arguments the schema accepts; default: any JSON value.
+ * @throws ToolDefinitionError for an invalid name, description or limit, a schema that is not a JSON
+ *   object, a schema that is not a valid draft 2020-12 JSON Schema, or one with unresolvable `$ref`s.
+ */
+export function defineJsonSchemaTool<Args = JsonValue>(definition: JsonSchemaToolDefinition<Args>): CallableTool<Args> {
+  const { name, description } = definition;
+  checkNameAndDescription(name, description);
+  const limits = checkLimits(name, definition);
+  const parameters = deepFreeze(jsonCopy(name, definition.parameters));
+  const validator = compile(name, parameters);
+  return Object.freeze({
+    name,
+    description,
+    parameters,
+    ...limits,
+    validate: (args: JsonValue): ArgumentCheck<Args> =>
+      validator(args) ? { ok: true, value: stripPrototypeKeys(args) as Args } : { ok: false, issues: ajvIssues(validator.errors ?? []) },
+    execute: (args: Args, context: ToolContext) => definition.execute(args, context),
+  });
+}
+
+let sharedAjv: Ajv2020 | undefined;
+
+/** One ajv instance for all tools (an instance costs tens of ms); each schema is removed from it once compiled. */
+function ajv(): Ajv2020 {
+  sharedAjv ??= new Ajv2020({ allErrors: true, strict: false, validateFormats: false });
+  return sharedAjv;
+}
+
+function compile(name: string, schema: JsonSchema): ValidateFunction {
+  const instance = ajv();
+  let valid: boolean;
+  try {
+    valid = instance.validateSchema(schema) as boolean;
+  } catch (error) {
+    throw new ToolDefinitionError(name, `parameters cannot be checked: ${(error as Error).message} (only draft 2020-12 is supported)`, { cause: error });
+  }
+  if (!valid) {
+    const problems = (instance.errors ?? []).map((error) => `${formatJsonPath(pointerSegments(error.instancePath))}: ${error.message ?? error.keyword}`);
+    throw new ToolDefinitionError(name, `parameters is not a valid JSON Schema (draft 2020-12): ${problems.join('; ')}`);
+  }
+  try {
+    return instance.compile(schema);
+  } catch (error) {
+    throw new ToolDefinitionError(name, `parameters cannot be compiled: ${(error as Error).message}`, { cause: error });
+  } finally {
+    // Frees the instance of the schema (and its `$id`: two tools may use the same one); the validator keeps working.
+    instance.removeSchema(schema);
+  }
+}
+
+function jsonCopy(name: string, schema: unknown): JsonSchema {
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
+    throw new ToolDefinitionError(name, 'parameters must be a JSON Schema object (for a zod schema, use defineTool)');
+  }
+  if ('_zod' in schema) throw new ToolDefinitionError(name, 'parameters is a zod schema: use defineTool');
+  try {
+    return JSON.parse(JSON.stringify(schema)) as JsonSchema;
+  } catch (error) {
+    throw new ToolDefinitionError(name, `parameters must be JSON: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+/** Ajv errors as validation issues, pointing at the offending key where ajv points at its parent. */
+export function ajvIssues(errors: readonly ErrorObject[]): ValidationIssue[] {
+  return errors.map((error) => {
+    const path = pointerSegments(error.instancePath);
+    const params = error.params as Record<string, unknown>;
+    switch (error.keyword) {
+      case 'required':
+        return { path: [...path, String(params['missingProperty'])], message: 'Missing required property' };
+      case 'additionalProperties':
+        return { path: [...path, String(params['additionalProperty'])], message: 'Unrecognized key' };
+      case 'unevaluatedProperties':
+        return { path: [...path, String(params['unevaluatedProperty'])], message: 'Unrecognized key' };
+      case 'enum': {
+        const allowed = Array.isArray(params['allowedValues']) ? params['allowedValues'].map((value) => JSON.stringify(value)).join(', ') : '';
+        return { path, message: `${error.message ?? 'must be one of the allowed values'}: ${allowed}` };
+      }
+      default:
+        return { path, message: error.message ?? `fails "${error.keyword}"` };
+    }
+  });
+}
+
+/** The segments of a JSON Pointer (`/items/0/name` → `['items', 0, 'name']`). */
+function pointerSegments(pointer: string): (string | number)[] {
+  if (pointer === '') return [];
+  return pointer
+    .slice(1)
+    .split('/')
+    .map((segment) => {
+      const key = segment.replace(/~1/g, '/').replace(/~0/g, '~');
+      return /^(0|[1-9]\d*)$/.test(key) ? Number(key) : key;
+    });
+}
