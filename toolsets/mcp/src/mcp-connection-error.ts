@@ -1,4 +1,6 @@
-const MCP_CONNECTION_ERROR = Symbol.for('kosong.error.McpConnectionError');
+import { errorMarker, hasErrorMarker, markError } from '@kosong/core';
+
+const MCP_CONNECTION_ERROR = errorMarker('McpConnectionError');
 
 /**
  * An MCP server could not be reached, or its connection broke. Names the server; the SDK's error
@@ -14,11 +16,11 @@ export class McpConnectionError extends Error {
   ) {
     super(`MCP server "${server}": ${message}`, options);
     this.name = 'McpConnectionError';
-    Object.defineProperty(this, MCP_CONNECTION_ERROR, { value: true, enumerable: false });
+    markError(this, MCP_CONNECTION_ERROR);
   }
 
   /** Whether `error` is an {@link McpConnectionError} (works across duplicated package copies). */
   static isInstance(error: unknown): error is McpConnectionError {
-    return typeof error === 'object' && error !== null && (error as Record<symbol, unknown>)[MCP_CONNECTION_ERROR] === true;
+    return hasErrorMarker(error, MCP_CONNECTION_ERROR);
   }
 }

@@ -3,22 +3,22 @@
  *
  * @module
  */
-import { audioURLPart, imageURLPart, videoURLPart, type ContentPart } from '@kosong/core';
+import { audioURLPart, imageURLPart, videoURLPart, type ContentPart, errorMarker, hasErrorMarker, markError } from '@kosong/core';
 import type { ContentBlock } from '@modelcontextprotocol/sdk/types.js';
 
-const UNSUPPORTED_CONTENT = Symbol.for('kosong.error.UnsupportedMcpContentError');
+const UNSUPPORTED_CONTENT = errorMarker('UnsupportedMcpContentError');
 
 /** An MCP content block kosong has no content part for. Its message is what the model is told. */
 export class UnsupportedMcpContentError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'UnsupportedMcpContentError';
-    Object.defineProperty(this, UNSUPPORTED_CONTENT, { value: true, enumerable: false });
+    markError(this, UNSUPPORTED_CONTENT);
   }
 
   /** Whether `error` is an {@link UnsupportedMcpContentError} (works across package copies). */
   static isInstance(error: unknown): error is UnsupportedMcpContentError {
-    return typeof error === 'object' && error !== null && (error as Record<symbol, unknown>)[UNSUPPORTED_CONTENT] === true;
+    return hasErrorMarker(error, UNSUPPORTED_CONTENT);
   }
 }
 

@@ -6,17 +6,11 @@
  * @module
  */
 
-const TOOL_DEFINITION_ERROR = Symbol.for('kosong.error.ToolDefinitionError');
-const TOOL_NAME_CONFLICT_ERROR = Symbol.for('kosong.error.ToolNameConflictError');
-const UNKNOWN_TOOL_ERROR = Symbol.for('kosong.error.UnknownToolError');
+import { errorMarker, hasErrorMarker as marked, markError as mark } from '@kosong/core';
 
-function mark(error: Error, marker: symbol): void {
-  Object.defineProperty(error, marker, { value: true, enumerable: false });
-}
-
-function marked(value: unknown, marker: symbol): boolean {
-  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[marker] === true;
-}
+const TOOL_DEFINITION_ERROR = errorMarker('ToolDefinitionError');
+const TOOL_NAME_CONFLICT_ERROR = errorMarker('ToolNameConflictError');
+const UNKNOWN_TOOL_ERROR = errorMarker('UnknownToolError');
 
 /** A tool could not be defined: its name, schema or options are invalid. Thrown by `defineTool` and friends. */
 export class ToolDefinitionError extends Error {
