@@ -1,0 +1,31 @@
+/** EchoChatProvider in the provider conformance suite: each scenario is an echo DSL script. */
+import { textPart } from '@kosong/core';
+import { EchoChatProvider } from '@kosong/provider-echo';
+import { conformanceSuite, type Scenario, type Primed } from './conformance.js';
+
+const line = (kind: string, payload: string): string => `${kind}: ${JSON.stringify(payload)}`;
+
+function script(scenario: Scenario): string {
+  switch (scenario.kind) {
+    case 'text':
+    case 'slow':
+      return scenario.chunks.map((c) => line('text', c)).join('\n');
+    case 'think':
+      return [...scenario.think.map((t) => line('think', t)), ...scenario.text.map((t) => line('text', t))].join('\n');
+    case 'tool_calls':
+      return [line('text', scenario.text), ...scenario.calls.map((c) => `tool_call: ${JSON.stringify({ id: c.id, name: c.name, arguments: c.args })}`)].join('\n');
+    case 'usage': {
+      const u = scenario.usage;
+      return `usage: input_other=${u.inputOther} output=${u.output} input_cache_read=${u.inputCacheRead} input_cache_creation=${u.inputCacheCreation}\n${line('text', scenario.text)}`;
+    }
+    case 'error':
+      return `error: ${scenario.error === 'status' ? String(scenario.status ?? 500) : scenario.error}`;
+  }
+}
+
+function prime(scenario: Scenario): Primed {
+  const provider = scenario.kind === 'slow' ? new EchoChatProvider({ delayMs: scenario.delayMs }) : new EchoChatProvider();
+  return { provider, history: [{ role: 'user', content: [textPart(script(scenario))] }] };
+}
+
+conformanceSuite({ name: 'EchoChatProvider', streamsThinking: true, reportsRetryAfter: false, prime });
