@@ -65,7 +65,13 @@ export function builtinToolset(options: BuiltinToolsOptions): SimpleToolset {
   return new SimpleToolset(tools, { name: 'builtin', maxOutputChars: 100_000 });
 }
 
-/** Runs `bash -c command` in the working directory; the step's abort signal kills it. */
+/**
+ * Runs `bash -c command` in the working directory, in a process group of its own. The step's abort
+ * signal (Ctrl-C, the tool's timeout) stops the whole group — the command and every process it
+ * started, not only bash, whose orphans would keep running and hold the output pipes (and with
+ * them the CLI) open — with SIGTERM, then SIGKILL if it is still there after a grace period. Groups
+ * still running when the CLI exits (a second Ctrl-C) are killed too.
+ */
 function bashTool(cwd: string): CallableTool {
   return defineTool({
     name: 'bash',
@@ -74,18 +80,62 @@ function bashTool(cwd: string): CallableTool {
     timeoutMs: 60_000,
     execute: ({ command }, { signal }) =>
       new Promise<ToolReturnValue>((resolve) => {
-        const child = spawn('bash', ['-c', command], { cwd, signal, stdio: ['ignore', 'pipe', 'pipe'] });
+        const child = spawn('bash', ['-c', command], { cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+        const group = child.pid;
+        let forceKill: NodeJS.Timeout | undefined;
+        const stop = (): void => {
+          if (group === undefined || forceKill) return;
+          killGroup(group, 'SIGTERM');
+          forceKill = setTimeout(() => killGroup(group, 'SIGKILL'), KILL_GRACE_MS);
+        };
+        if (group !== undefined) trackGroup(group);
+        signal.addEventListener('abort', stop, { once: true });
+        if (signal.aborted) stop();
+        const finish = (value: ToolReturnValue): void => {
+          signal.removeEventListener('abort', stop);
+          clearTimeout(forceKill);
+          if (group !== undefined) untrackGroup(group);
+          resolve(value);
+        };
         let output = '';
         child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
         child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-        child.on('error', (error) => resolve(toolError({ message: `bash failed: ${error.message}`, brief: 'bash failed', output })));
+        child.on('error', (error) => finish(toolError({ message: `bash failed: ${error.message}`, brief: 'bash failed', output })));
         child.on('close', (code, killedBy) => {
-          if (killedBy) resolve(toolError({ message: `bash was stopped (${killedBy})`, brief: 'Stopped', output }));
-          else if (code === 0) resolve(toolOk({ output, brief: `$ ${command}` }));
-          else resolve(toolError({ message: `bash exited with code ${code}`, brief: `Exit ${code}`, output }));
+          if (killedBy) finish(toolError({ message: `bash was stopped (${killedBy})`, brief: 'Stopped', output }));
+          else if (code === 0) finish(toolOk({ output, brief: `$ ${command}` }));
+          else finish(toolError({ message: `bash exited with code ${code}`, brief: `Exit ${code}`, output }));
         });
       }),
   });
+}
+
+/** How long an aborted command gets to end after SIGTERM before its group gets SIGKILL. */
+const KILL_GRACE_MS = 2_000;
+
+/** Process groups of the bash commands running now. */
+const runningGroups = new Set<number>();
+
+function killRunningGroups(): void {
+  for (const group of runningGroups) killGroup(group, 'SIGKILL');
+}
+
+function trackGroup(group: number): void {
+  if (runningGroups.size === 0) process.on('exit', killRunningGroups);
+  runningGroups.add(group);
+}
+
+function untrackGroup(group: number): void {
+  runningGroups.delete(group);
+  if (runningGroups.size === 0) process.off('exit', killRunningGroups);
+}
+
+function killGroup(group: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-group, signal);
+  } catch {
+    // the group is gone already
+  }
 }
 
 async function insideCwd(cwd: string, path: string, use: (resolved: string) => Promise<ToolReturnValue>): Promise<ToolReturnValue> {

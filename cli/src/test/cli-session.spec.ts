@@ -1,0 +1,97 @@
+/**
+ * `--session FILE`: the conversation is saved as Python-kosong-compatible JSONL, resumed on the next
+ * run, and a file corrupted in the middle is refused with a message naming the line.
+ */
+import { expect } from 'chai';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { killLeftovers, makeWorkspace, readJsonl, runCli, type Workspace } from './cli-harness.js';
+
+describe('kosong CLI: --session', function () {
+  this.timeout(20_000);
+  let ws: Workspace;
+  let file: string;
+
+  beforeEach(() => {
+    ws = makeWorkspace();
+    file = join(ws.cwd, 'session.jsonl');
+  });
+  afterEach(() => {
+    killLeftovers();
+    ws.remove();
+  });
+
+  it('saves the turn as JSONL, resumes it on the next run and appends to it', async () => {
+    const first = await runCli(['--session', 'session.jsonl', 'run', 'Show me around'], ws.cwd);
+    expect(first.stderr).to.equal('');
+    expect(first.code).to.equal(0);
+    expect(first.stdout).not.to.include('resumed');
+
+    const saved = readJsonl(file);
+    expect(saved.map((m) => m.role)).to.deep.equal(['user', 'assistant', 'tool', 'tool', 'tool', 'assistant', 'tool', 'assistant']);
+    // The wire format of the Python kosong: snake_case keys, string content where it is plain text.
+    expect(saved[0]).to.deep.equal({ role: 'user', content: 'Show me around' });
+    const firstAssistant = saved[1] as { tool_calls: Array<{ type: string; id: string; function: { name: string; arguments: string } }> };
+    expect(firstAssistant.tool_calls.map((c) => c.id)).to.deep.equal(['call_list', 'call_read', 'call_escape']);
+    expect(firstAssistant.tool_calls[1]).to.deep.equal({ type: 'function', id: 'call_read', function: { name: 'read_file', arguments: '{"path":"package.json"}' } });
+    expect(saved.slice(2, 5).map((m) => m.tool_call_id)).to.deep.equal(['call_list', 'call_read', 'call_escape']);
+    expect(saved[3]!.content).to.equal(readFileSync(join(ws.cwd, 'package.json'), 'utf8'));
+    expect(saved[4]!.content).to.be.a('string').that.includes('outside the working directory');
+    expect((saved[5] as { tool_calls: Array<{ id: string }> }).tool_calls.map((c) => c.id)).to.deep.equal(['call_calc']);
+    expect(saved[6]).to.deep.equal({ role: 'tool', content: '20800', tool_call_id: 'call_calc' });
+    expect(saved[7]).to.have.property('content').that.is.a('string').and.match(/^Done\./);
+    expect(saved[7]).not.to.have.property('tool_calls');
+    const before = readFileSync(file, 'utf8');
+
+    const second = await runCli(['--provider', 'echo', '--session', 'session.jsonl', 'run', 'text: welcome back'], ws.cwd);
+    expect(second.stderr).to.equal('');
+    expect(second.code).to.equal(0);
+    const lines = second.stdout.split('\n');
+    expect(lines[0]).to.equal('resumed 8 messages from session.jsonl');
+    expect(lines).to.include('welcome back');
+
+    const after = readFileSync(file, 'utf8');
+    expect(after.startsWith(before), 'the earlier lines are kept as they were').to.equal(true);
+    expect(readJsonl(file).slice(8)).to.deep.equal([
+      { role: 'user', content: 'text: welcome back' },
+      { role: 'assistant', content: 'welcome back' },
+    ]);
+  });
+
+  it('refuses a file corrupted in the middle: exit 2, a message naming the line, the file untouched', async () => {
+    const good = [
+      { role: 'user', content: 'text: one' },
+      { role: 'assistant', content: 'one' },
+      { role: 'user', content: 'text: two' },
+      { role: 'assistant', content: 'two' },
+    ].map((m) => JSON.stringify(m));
+    const corrupted = [good[0], good[1], '{"role": "user", "content": "tex', good[3]].join('\n') + '\n';
+    writeFileSync(file, corrupted);
+
+    const result = await runCli(['--provider', 'echo', '--session', 'session.jsonl', 'run', 'text: three'], ws.cwd);
+    expect(result.code).to.equal(2);
+    expect(result.stdout).to.equal('');
+    expect(result.stderr).to.match(/^kosong: /);
+    expect(result.stderr).to.include('line 3');
+    expect(result.stderr).to.include('session.jsonl');
+    expect(result.stderr.trimEnd().split('\n'), 'one line, no stack trace').to.have.length(1);
+    expect(readFileSync(file, 'utf8')).to.equal(corrupted);
+  });
+
+  it('recovers from a torn last line (a crash mid-append), says so, and goes on', async () => {
+    const complete = `${JSON.stringify({ role: 'user', content: 'text: one' })}\n${JSON.stringify({ role: 'assistant', content: 'one' })}\n`;
+    writeFileSync(file, `${complete}{"role":"user","conte`);
+
+    const result = await runCli(['--provider', 'echo', '--session', 'session.jsonl', 'run', 'text: two'], ws.cwd);
+    expect(result.stderr).to.equal('');
+    expect(result.code).to.equal(0);
+    expect(result.stdout).to.include('resumed 2 messages from session.jsonl');
+    expect(result.stdout).to.include('cut short');
+    expect(readJsonl(file)).to.deep.equal([
+      { role: 'user', content: 'text: one' },
+      { role: 'assistant', content: 'one' },
+      { role: 'user', content: 'text: two' },
+      { role: 'assistant', content: 'two' },
+    ]);
+  });
+});
