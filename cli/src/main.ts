@@ -31,7 +31,15 @@ const program = new Command()
   .option('-s, --session <file>', 'keep the conversation in this JSONL file, and resume it if it exists')
   .option('--allow-bash', 'offer the model a bash tool (it can run any command in the working directory)')
   .option('--max-steps <n>', 'steps per turn at most', positiveInteger, 25)
-  .option('--system <prompt>', 'the system prompt');
+  .option('--system <prompt>', 'the system prompt')
+  // Usage errors exit 2, like every other setup error of the CLI (help and version exit 0).
+  .exitOverride((error) => process.exit(error.exitCode === 0 ? 0 : 2));
+
+// A reader that stops early (`kosong --json run … | head`) closes the pipe: stop quietly.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(0);
+  throw error;
+});
 
 program
   .command('run')

@@ -11,7 +11,8 @@ type Style = Parameters<typeof styleText>[0];
  */
 export class TerminalRenderer implements Renderer {
   private readonly spinner: Spinner | undefined;
-  private readonly running = new Map<number, string>();
+  /** Ids of the tool calls still running. */
+  private readonly running = new Set<string>();
   private column = 0;
   private lastKind: 'text' | 'think' | undefined;
 
@@ -33,12 +34,12 @@ export class TerminalRenderer implements Renderer {
         else if (event.part.type === 'think') this.stream('think', event.part.think);
         return;
       case 'tool_call':
-        this.running.set(this.running.size, event.toolCall.id);
+        this.running.add(event.toolCall.id);
         this.line(`${this.style('cyan', '→')} ${describeCall(event.toolCall)}`);
         this.updateSpinner();
         return;
       case 'tool_result':
-        for (const [key, id] of this.running) if (id === event.result.toolCallId) this.running.delete(key);
+        this.running.delete(event.result.toolCallId);
         this.line(describeResult(event.result, (s, t) => this.style(s, t)));
         this.updateSpinner();
         return;

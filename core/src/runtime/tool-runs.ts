@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { ToolCall } from '../message/parts.js';
 import { describeError, toolInvalidReturn, toolRuntimeError } from '../tooling/tool-errors.js';
 import { isToolResult, type ToolResult, type ToolReturnValue } from '../tooling/tool-result.js';
@@ -27,7 +28,10 @@ export class ToolRuns {
     private readonly toolset: Toolset,
     private readonly stepId: string,
     private readonly onSettled: ToolSettledListener,
-  ) {}
+  ) {
+    // Every call of the step listens to this one signal: many parallel calls are normal, not a leak.
+    setMaxListeners(0, this.controller.signal);
+  }
 
   /** Hands a call to the toolset. */
   dispatch(call: ToolCall): number {
