@@ -160,6 +160,21 @@ describe('step()', () => {
       expect(results[2]!.returnValue.display).to.deep.equal([{ type: 'brief', text: 'Tool runtime error' }]);
     });
 
+    it('runs many parallel calls whose tools all listen to the abort signal without a listener warning', async () => {
+      const warnings: Error[] = [];
+      const onWarning = (warning: Error): void => void warnings.push(warning);
+      process.on('warning', onWarning);
+      try {
+        const toolset = new FakeToolset(() => ({ kind: 'async', ms: 2 }));
+        const result = await step({ ...base, provider: new MockChatProvider(Array.from({ length: 30 }, (_, i) => call(`c${i}`))), toolset });
+        expect(await result.toolResults()).to.have.length(30);
+        await sleep(0);
+      } finally {
+        process.off('warning', onWarning);
+      }
+      expect(warnings.map((w) => w.name)).to.not.include('MaxListenersExceededWarning');
+    });
+
     it('never mutates the history or the parts it was given', async () => {
       const parts = deepFreeze([textPart('a'), textPart('b'), call('x', null as unknown as string), toolCallPart('{}')]);
       const snapshot = structuredClone(parts);
