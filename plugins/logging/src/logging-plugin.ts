@@ -1,0 +1,28 @@
+import { definePlugin, type Plugin } from '@kosong/core';
+import type { LoggingOptions } from './logging-options.js';
+import { StepLogger } from './step-logger.js';
+
+/**
+ * The logging plugin (named `logging`): binds a {@link StepLogger}'s hooks to every step of the
+ * kernel and makes it the kernel's hook-error sink (the last sink bound wins, and a tenant's own
+ * sink wins for that tenant). Disposing the kernel flushes the logger.
+ *
+ * Pass a {@link StepLogger} instead of options to keep a handle on it, e.g. for
+ * `kernel.agent({ onHookError: logs.hookErrorSink.report })`.
+ *
+ * @example
+ * await kernel.use(loggingPlugin({ level: 'debug', secrets: [apiKey] }));
+ *
+ * @throws {TypeError} for conflicting options or a secret that is not a string.
+ */
+export function loggingPlugin(options: LoggingOptions | StepLogger = {}): Plugin {
+  const logs = options instanceof StepLogger ? options : new StepLogger(options);
+  return definePlugin({
+    name: 'logging',
+    setup: (ctx) => {
+      ctx.bindHooks(logs.hooks);
+      ctx.bindHookErrorSink(logs.hookErrorSink);
+      ctx.onDispose(() => logs.flush());
+    },
+  });
+}

@@ -1,0 +1,193 @@
+import { errorFields, isErrorLike, readProperty, setField } from './error-fields.js';
+import { DEFAULT_REDACT_KEYS, REDACTED } from './redaction-defaults.js';
+
+/** Options of a {@link SecretScrubber}. */
+export interface SecretScrubberOptions {
+  /** Literal secret values (API keys, tokens) to replace wherever they occur. Empty strings are ignored. */
+  readonly secrets?: readonly string[];
+  /** Keys whose values are replaced at any depth; default {@link DEFAULT_REDACT_KEYS}. */
+  readonly redactKeys?: readonly string[];
+  /** The replacement; default {@link REDACTED}. */
+  readonly censor?: string;
+  /** Strings longer than this are cut (after scrubbing) by {@link SecretScrubber.scrubValue}; default 8192. */
+  readonly maxStringLength?: number;
+}
+
+const MAX_DEPTH = 10;
+const MAX_ITEMS = 100;
+const MAX_KEYS = 100;
+const DEFAULT_MAX_STRING_LENGTH = 8_192;
+
+/**
+ * Removes configured secrets from what is logged, at two levels:
+ *
+ * - {@link SecretScrubber.scrubValue} turns any value into plain JSON data (errors become their
+ *   fields, with causes; cycles, depth and sizes are bounded), replacing every occurrence of a secret
+ *   in every string, key names included, and the values of sensitive keys ({@link DEFAULT_REDACT_KEYS});
+ * - {@link SecretScrubber.scrubLine} replaces secrets in a serialized JSON log line, as a last pass
+ *   over everything that reached the line, whatever added it.
+ *
+ * A secret is matched literally, and also in the forms it takes once escaped for JSON (once and
+ * twice: a JSON string inside a logged string) and URL-encoded. Longer secrets are replaced first,
+ * so a secret that contains another is replaced whole.
+ */
+export class SecretScrubber {
+  /** The replacement text. */
+  readonly censor: string;
+  /** Whether any secret is configured (without one, the string passes are no-ops). */
+  readonly hasSecrets: boolean;
+  readonly #valuePattern: RegExp | undefined;
+  readonly #linePattern: RegExp | undefined;
+  readonly #keys: ReadonlySet<string>;
+  readonly #maxStringLength: number;
+  readonly #replace = (): string => this.censor;
+
+  /** @throws {TypeError} if a secret is not a string. */
+  constructor(options: SecretScrubberOptions = {}) {
+    this.censor = options.censor ?? REDACTED;
+    this.#maxStringLength = options.maxStringLength ?? DEFAULT_MAX_STRING_LENGTH;
+    this.#keys = new Set((options.redactKeys ?? DEFAULT_REDACT_KEYS).map(normalizeKey));
+    const secrets = (options.secrets ?? []).filter((secret, i) => {
+      if (typeof secret !== 'string') throw new TypeError(`secrets[${i}] must be a string, got ${typeof secret}`);
+      return secret !== '';
+    });
+    this.hasSecrets = secrets.length > 0;
+    // In a value: the secret itself, inside a JSON text (escaped), inside a JSON text inside a JSON
+    // text (escaped twice), or in a URL (encoded).
+    const valueForms = unique(secrets.flatMap((s) => [s, jsonEscape(s), jsonEscape(jsonEscape(s)), encodeURIComponent(s)]));
+    // In a serialized line every string is JSON-escaped once more; the bare form of a secret with
+    // quotes or backslashes cannot occur inside a JSON string, so it is not looked for (replacing it
+    // could only break the line's syntax).
+    const lineForms = unique(valueForms.map(jsonEscape));
+    this.#valuePattern = alternation(valueForms);
+    this.#linePattern = alternation(lineForms);
+  }
+
+  /** `text` with every secret replaced. */
+  scrubString(text: string): string {
+    return this.#valuePattern === undefined ? text : text.replace(this.#valuePattern, this.#replace);
+  }
+
+  /** A serialized JSON log line with every secret replaced; the line stays valid JSON. */
+  scrubLine(line: string): string {
+    return this.#linePattern === undefined ? line : line.replace(this.#linePattern, this.#replace);
+  }
+
+  /** Whether the values of `key` are redacted (compared without case, `-` and `_`). */
+  isSensitiveKey(key: string): boolean {
+    return this.#keys.has(normalizeKey(key));
+  }
+
+  /**
+   * A plain-data copy of `value` that is safe to log: strings scrubbed (then cut to the maximum
+   * length), sensitive keys redacted, errors expanded to their fields (see `errorFields`),
+   * `Map`s and `Headers` to objects, typed arrays to a size, functions and symbols dropped,
+   * cycles, depth, array and object sizes bounded.
+   */
+  scrubValue(value: unknown): unknown {
+    return this.#walk(value, 0, new Set());
+  }
+
+  #string(text: string): string {
+    const scrubbed = this.scrubString(text);
+    return scrubbed.length > this.#maxStringLength ? `${scrubbed.slice(0, this.#maxStringLength)}…[truncated]` : scrubbed;
+  }
+
+  #walk(value: unknown, depth: number, path: Set<object>): unknown {
+    switch (typeof value) {
+      case 'string':
+        return this.#string(value);
+      case 'number':
+        return Number.isFinite(value) ? value : String(value);
+      case 'boolean':
+        return value;
+      case 'bigint':
+        return value.toString();
+      case 'undefined':
+      case 'function':
+      case 'symbol':
+        return undefined;
+    }
+    if (value === null) return null;
+    const object = value as object;
+    if (path.has(object)) return '[Circular]';
+    if (depth >= MAX_DEPTH) return '[Truncated]';
+    path.add(object);
+    try {
+      return this.#walkObject(object, depth, path);
+    } finally {
+      path.delete(object);
+    }
+  }
+
+  #walkObject(object: object, depth: number, path: Set<object>): unknown {
+    if (Array.isArray(object) || object instanceof Set) {
+      const items = Array.isArray(object) ? (object as unknown[]) : [...(object as Set<unknown>)];
+      const out: unknown[] = [];
+      const count = Math.min(items.length, MAX_ITEMS);
+      for (let i = 0; i < count; i++) out.push(this.#walk(items[i], depth + 1, path) ?? null);
+      if (items.length > count) out.push(`[${items.length - count} more]`);
+      return out;
+    }
+    if (ArrayBuffer.isView(object)) return `[${object.constructor.name} ${object.byteLength} bytes]`;
+    if (object instanceof Date) return Number.isNaN(object.getTime()) ? 'Invalid Date' : object.toISOString();
+    const source = isErrorLike(object) ? errorFields(object) : isMapLike(object) ? mapEntries(object) : object;
+    const out: Record<string, unknown> = {};
+    const keys = Object.keys(source);
+    const count = Math.min(keys.length, MAX_KEYS);
+    for (let i = 0; i < count; i++) {
+      const key = keys[i]!;
+      const item = readProperty(source, key);
+      if (item === undefined) continue;
+      const safeKey = this.scrubString(key);
+      if (this.isSensitiveKey(key) && item !== null) {
+        setField(out, safeKey, this.censor);
+        continue;
+      }
+      const walked = this.#walk(item, depth + 1, path);
+      if (walked !== undefined) setField(out, safeKey, walked);
+    }
+    if (keys.length > count) out['[more]'] = `${keys.length - count} more keys`;
+    return out;
+  }
+}
+
+/** A `Map`, or a `Headers`-like object (`get`, `has`, `entries`). */
+function isMapLike(object: object): object is { entries(): Iterable<[unknown, unknown]> } {
+  if (object instanceof Map) return true;
+  const candidate = object as { get?: unknown; has?: unknown; entries?: unknown };
+  return typeof candidate.get === 'function' && typeof candidate.has === 'function' && typeof candidate.entries === 'function';
+}
+
+function mapEntries(map: { entries(): Iterable<[unknown, unknown]> }): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  let count = 0;
+  try {
+    for (const [key, value] of map.entries()) {
+      if (count++ >= MAX_KEYS) break;
+      setField(out, String(key), value);
+    }
+  } catch {
+    // an iterator that throws: log what was read
+  }
+  return out;
+}
+
+function normalizeKey(key: string): string {
+  return key.toLowerCase().replace(/[-_]/g, '');
+}
+
+function jsonEscape(text: string): string {
+  return JSON.stringify(text).slice(1, -1);
+}
+
+function unique(forms: readonly string[]): string[] {
+  return [...new Set(forms)].filter((form) => form !== '');
+}
+
+/** One global pattern matching any of `forms`, longest first; `undefined` for none. */
+function alternation(forms: readonly string[]): RegExp | undefined {
+  if (forms.length === 0) return undefined;
+  const sorted = [...forms].sort((a, b) => b.length - a.length);
+  return new RegExp(sorted.map((form) => form.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'g');
+}

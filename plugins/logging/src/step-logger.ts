@@ -1,0 +1,184 @@
+import type { HookErrorReport, HookErrorSink, StepEventContext, StepHooks } from '@kosong/core';
+import type { Level, Logger } from 'pino';
+import { createBaseLogger } from './base-logger.js';
+import {
+  cleanupFields,
+  hookErrorFields,
+  partFields,
+  retryFields,
+  stepEndFields,
+  stepStartFields,
+  toolCallFields,
+  toolResultFields,
+  type LogFields,
+} from './log-records.js';
+import type { LoggingOptions } from './logging-options.js';
+import { SecretScrubber } from './secret-scrubber.js';
+
+/** How many finished steps keep their logger, for hook failures and retries reported after their cleanup. */
+const RECENT_STEPS = 256;
+
+/** The fixed message of each record; the fields say the rest. */
+const MESSAGES = {
+  stepStarted: 'step started',
+  part: 'part',
+  toolCall: 'tool call',
+  toolCallWithheld: 'tool call not executed',
+  toolResult: 'tool result',
+  toolError: 'tool error',
+  stepCompleted: 'step completed',
+  stepFailed: 'step failed',
+  stepAborted: 'step aborted',
+  cleanedUp: 'step cleaned up',
+  leaked: 'tools leaked',
+  retry: 'retrying step',
+  hookFailed: 'hook failed',
+} as const;
+
+/**
+ * Structured logs of kosong steps, through pino: {@link StepLogger.hooks} for the step events and
+ * {@link StepLogger.hookErrorSink} for hook failures. Each step logs through a child logger bound to
+ * its `stepId`, `tenant` (`null` for none), `provider` and `model`, so every line carries them.
+ *
+ * Levels: step start, completion, tool results and withheld tool calls `info`; tool calls and cleanup
+ * `debug` (parts too, with `logParts`); a failed tool call, an aborted step, leaked tools, a retry and
+ * a hook timeout `warn`; a failed step and a hook that threw or rejected `error`.
+ *
+ * Every record is scrubbed (see {@link SecretScrubber.scrubValue}) before pino sees it, and every
+ * line again (`scrubLine`) just before it is written.
+ *
+ * @example
+ * const logs = new StepLogger({ secrets: [process.env.OPENAI_API_KEY ?? ''] });
+ * await kernel.use(loggingPlugin(logs));
+ * kernel.agent({ systemPrompt, onHookError: logs.hookErrorSink.report });
+ */
+export class StepLogger {
+  /** The logger the per-step children derive from. */
+  readonly logger: Logger;
+  /** What scrubs every record and line. */
+  readonly scrubber: SecretScrubber;
+  /** The step hooks (bind with `ctx.bindHooks`, or give to a tenant). */
+  readonly hooks: StepHooks;
+  /** Logs every hook failure (bind with `ctx.bindHookErrorSink`). Never throws; `report` is bound. */
+  readonly hookErrorSink: HookErrorSink;
+
+  readonly #logContent: boolean;
+  readonly #active = new Map<string, Logger>();
+  readonly #recent = new Map<string, Logger>();
+
+  /** @throws {TypeError} for conflicting options or a secret that is not a string. */
+  constructor(options: LoggingOptions = {}) {
+    this.scrubber = new SecretScrubber({
+      ...(options.secrets === undefined ? {} : { secrets: options.secrets }),
+      ...(options.redactKeys === undefined ? {} : { redactKeys: options.redactKeys }),
+    });
+    this.logger = createBaseLogger(options, this.scrubber);
+    this.#logContent = options.logContent ?? false;
+    this.hooks = this.#createHooks(options.logParts ?? false);
+    this.hookErrorSink = { report: (report) => this.#reportHookError(report) };
+  }
+
+  /** Flushes the logger's destination (for a buffered one, e.g. an asynchronous `pino.destination`). */
+  flush(): Promise<void> {
+    return new Promise((resolve, reject) => this.logger.flush((error) => (error ? reject(error) : resolve())));
+  }
+
+  #createHooks(logParts: boolean): StepHooks {
+    const scrub = (text: string): string => this.scrubber.scrubString(text);
+    const hooks: StepHooks = {
+      onStepStart: (e) => this.#write(this.#open(e), 'info', stepStartFields(e), MESSAGES.stepStarted),
+      onToolCall: (e) =>
+        this.#write(
+          this.#stepLogger(e),
+          e.executed ? 'debug' : 'info',
+          toolCallFields(e, this.#logContent ? scrub : undefined),
+          e.executed ? MESSAGES.toolCall : MESSAGES.toolCallWithheld,
+        ),
+      onToolResult: (e) => {
+        const failed = e.result.returnValue.isError;
+        const fields = toolResultFields(e, scrub, this.#logContent);
+        this.#write(this.#stepLogger(e), failed ? 'warn' : 'info', fields, failed ? MESSAGES.toolError : MESSAGES.toolResult);
+      },
+      onStepEnd: (e) => {
+        const fields = stepEndFields(e);
+        const [level, message] =
+          fields['outcome'] === 'completed'
+            ? (['info', MESSAGES.stepCompleted] as const)
+            : fields['outcome'] === 'aborted'
+              ? (['warn', MESSAGES.stepAborted] as const)
+              : (['error', MESSAGES.stepFailed] as const);
+        this.#write(this.#stepLogger(e), level, fields, message);
+      },
+      onCleanup: (e) => {
+        const log = this.#stepLogger(e);
+        this.#close(e.stepId, log);
+        const leaked = e.leaked.length > 0;
+        this.#write(log, leaked ? 'warn' : 'debug', cleanupFields(e), leaked ? MESSAGES.leaked : MESSAGES.cleanedUp);
+      },
+      // Sent after the failed attempt's cleanup: its logger is a recent one (or a transient child).
+      onRetry: (e) => {
+        const log = this.#knownStepLogger(e.stepId) ?? this.logger.child(this.#bindings(e.stepId, e.tenant, e.provider, e.model));
+        this.#write(log, 'warn', retryFields(e), MESSAGES.retry);
+      },
+    };
+    // Without an `onPart` hook the step skips the per-part hook path entirely.
+    if (logParts) {
+      hooks.onPart = (e) => {
+        const log = this.#stepLogger(e);
+        if (log.isLevelEnabled('debug')) this.#write(log, 'debug', partFields(e.part), MESSAGES.part);
+      };
+    }
+    return hooks;
+  }
+
+  /** Logs one record, scrubbed, if the level is enabled. */
+  #write(log: Logger, level: Level, fields: LogFields, message: string): void {
+    if (!log.isLevelEnabled(level)) return;
+    log[level](this.scrubber.scrubValue(fields) as object, message);
+  }
+
+  #open(context: StepEventContext): Logger {
+    const log = this.logger.child(this.#bindings(context.stepId, context.tenant, context.provider, context.model));
+    this.#active.set(context.stepId, log);
+    return log;
+  }
+
+  /** The step's logger; a new one if the step's start was missed (its cleanup will retire it). */
+  #stepLogger(context: StepEventContext): Logger {
+    return this.#knownStepLogger(context.stepId) ?? this.#open(context);
+  }
+
+  /** The logger of a running or recently finished step. */
+  #knownStepLogger(stepId: string): Logger | undefined {
+    return this.#active.get(stepId) ?? this.#recent.get(stepId);
+  }
+
+  /** Moves a finished step's logger to the bounded list of recent steps. */
+  #close(stepId: string, log: Logger): void {
+    this.#active.delete(stepId);
+    this.#recent.delete(stepId);
+    this.#recent.set(stepId, log);
+    if (this.#recent.size > RECENT_STEPS) this.#recent.delete(this.#recent.keys().next().value!);
+  }
+
+  #bindings(stepId: string, tenant: string | undefined, provider: string | null, model: string | null): object {
+    const scrub = (text: string | null | undefined): string | null => (typeof text === 'string' ? this.scrubber.scrubString(text) : null);
+    return { stepId: scrub(stepId), tenant: scrub(tenant), provider: scrub(provider), model: scrub(model) };
+  }
+
+  #reportHookError(report: HookErrorReport): void {
+    try {
+      const log = this.#knownStepLogger(report.stepId) ?? this.logger.child(this.#bindings(report.stepId, report.tenant, null, null));
+      this.#write(log, report.kind === 'timeout' ? 'warn' : 'error', hookErrorFields(report), MESSAGES.hookFailed);
+    } catch (failure) {
+      // A sink must not throw: core would print the report, unscrubbed, to stderr.
+      try {
+        const reason = failure instanceof Error ? failure.message : String(failure);
+        const hook = `${report.plugin}.${report.hook}`;
+        process.stderr.write(this.scrubber.scrubString(`[kosong] logging could not log a failure of hook ${hook} in step ${report.stepId}: ${reason}\n`));
+      } catch {
+        // nowhere left to report to
+      }
+    }
+  }
+}
