@@ -163,6 +163,7 @@ describe('generate()', () => {
       hookTimeoutMs: 20,
     });
     expect(result.message.content).to.deep.equal([textPart('abc')]);
+    expect(reports.every((r) => r.provider === 'mock' && r.model === 'mock')).to.equal(true);
     expect(reports.map((r) => [r.hook, r.kind, (r.error as Error).message])).to.deep.equal([
       ['onMessagePart', 'threw', 'one'],
       ['onMessagePart', 'rejected', 'two'],

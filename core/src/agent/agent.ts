@@ -183,6 +183,8 @@ export class Agent {
         hook: 'onEvent',
         stepId: '-',
         tenant: undefined,
+        provider: undefined,
+        model: undefined,
         kind,
         error,
         detached: false,

@@ -61,6 +61,8 @@ export class StepRunner {
     const guard = new HookGuard({
       stepId,
       tenant: this.tenant,
+      provider: resolved.provider.name,
+      model: resolved.provider.modelName,
       onError: resolved.onHookError,
       timeoutMs: resolved.defaults.hookTimeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS,
       maxFailures: DEFAULT_MAX_HOOK_FAILURES,

@@ -43,6 +43,8 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
   const guard = new HookGuard({
     stepId: randomUUID(),
     tenant: undefined,
+    provider: options.provider.name,
+    model: options.provider.modelName,
     onError: options.onHookError ?? writeHookErrorToStderr,
     timeoutMs: options.hookTimeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS,
     maxFailures: DEFAULT_MAX_HOOK_FAILURES,

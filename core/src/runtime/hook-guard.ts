@@ -20,6 +20,9 @@ export interface HookErrorReport {
   readonly hook: string;
   readonly stepId: string;
   readonly tenant: string | undefined;
+  /** The provider and model of the step (`undefined` outside a step, e.g. an agent's event callback). */
+  readonly provider: string | undefined;
+  readonly model: string | undefined;
   readonly kind: HookFailureKind;
   /** The thrown value or rejection reason; for a timeout, an Error saying so. */
   readonly error: unknown;
@@ -44,6 +47,8 @@ export const writeHookErrorToStderr: HookErrorHandler = (report) => {
 export interface HookGuardOptions {
   readonly stepId: string;
   readonly tenant: string | undefined;
+  readonly provider?: string | undefined;
+  readonly model?: string | undefined;
   readonly onError: HookErrorHandler;
   /** How long an async hook may take before it is reported as timed out and no longer awaited. */
   readonly timeoutMs: number;
@@ -133,6 +138,8 @@ export class HookGuard {
       hook: slot.hook,
       stepId: this.options.stepId,
       tenant: this.options.tenant,
+      provider: this.options.provider,
+      model: this.options.model,
       kind,
       error,
       detached: slot.failures === this.options.maxFailures,

@@ -56,6 +56,8 @@ export interface StepEndEvent extends StepEventContext {
   readonly toolCalls: readonly ToolCall[];
   /** Why the step failed: a provider error, the abort reason, or anything else that was thrown. */
   readonly error: unknown;
+  /** Whether the step failed because its signal aborted (then `error` is the abort reason). */
+  readonly aborted: boolean;
   readonly durationMs: number;
 }
 

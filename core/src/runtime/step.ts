@@ -99,6 +99,8 @@ class StepExecution implements StepRun {
     const guard = new HookGuard({
       stepId: this.stepId,
       tenant: options.tenant,
+      provider: options.provider.name,
+      model: options.provider.modelName,
       onError: options.onHookError ?? writeHookErrorToStderr,
       timeoutMs: options.hookTimeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS,
       maxFailures: DEFAULT_MAX_HOOK_FAILURES,
@@ -141,6 +143,7 @@ class StepExecution implements StepRun {
         finishReason: undefined,
         toolCalls: this.runs.calls.slice(),
         error,
+        aborted: options.signal?.aborted === true,
         durationMs: performance.now() - this.startedAt,
       });
       await this.finish(error);
@@ -160,6 +163,7 @@ class StepExecution implements StepRun {
       finishReason: generated.finishReason,
       toolCalls: this.runs.calls.slice(),
       error: undefined,
+      aborted: false,
       durationMs: performance.now() - this.startedAt,
     });
     const result = new StepResult(this, generated);

@@ -38,12 +38,6 @@ export function errorValue(error: unknown): unknown {
   return typeof error === 'object' && error !== null ? error : { message: String(error) };
 }
 
-/** Whether a step failure looks like an abort (`AbortError`, or `TimeoutError` of `AbortSignal.timeout`). */
-export function isAbortLike(error: unknown): boolean {
-  const name = typeof error === 'object' && error !== null ? (error as { name?: unknown }).name : undefined;
-  return name === 'AbortError' || name === 'TimeoutError';
-}
-
 /** `step.start`: how many messages of history the step starts with. */
 export function stepStartFields(event: StepStartEvent): LogFields {
   return { event: 'step.start', messages: event.history.length };
@@ -97,7 +91,7 @@ export function toolResultFields(event: ToolResultEvent, content: (text: string)
 export function stepEndFields(event: StepEndEvent): LogFields {
   const common = { durationMs: roundMs(event.durationMs), toolCalls: event.toolCalls.length };
   if (event.error !== undefined || event.message === undefined) {
-    return { event: 'step.end', outcome: isAbortLike(event.error) ? 'aborted' : 'failed', ...common, error: errorValue(event.error) };
+    return { event: 'step.end', outcome: event.aborted ? 'aborted' : 'failed', ...common, error: errorValue(event.error) };
   }
   const usage = event.usage;
   return {

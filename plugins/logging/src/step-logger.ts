@@ -168,7 +168,9 @@ export class StepLogger {
 
   #reportHookError(report: HookErrorReport): void {
     try {
-      const log = this.#knownStepLogger(report.stepId) ?? this.logger.child(this.#bindings(report.stepId, report.tenant, null, null));
+      const log =
+        this.#knownStepLogger(report.stepId) ??
+        this.logger.child(this.#bindings(report.stepId, report.tenant, report.provider ?? null, report.model ?? null));
       this.#write(log, report.kind === 'timeout' ? 'warn' : 'error', hookErrorFields(report), MESSAGES.hookFailed);
     } catch (failure) {
       // A sink must not throw: core would print the report, unscrubbed, to stderr.

@@ -266,7 +266,7 @@ describe('loggingPlugin: step logs', () => {
   it('logs a hook failure of an unknown step with null provider and model; never throws, even when the logger does', () => {
     const destination = new MemoryDestination();
     const logs = new StepLogger({ destination });
-    logs.hookErrorSink.report({ plugin: 'agent', hook: 'onEvent', stepId: '-', tenant: undefined, kind: 'threw', error: 'boom', detached: false });
+    logs.hookErrorSink.report({ plugin: 'agent', hook: 'onEvent', stepId: '-', tenant: undefined, provider: undefined, model: undefined, kind: 'threw', error: 'boom', detached: false });
     expect(destination.only('hook.error')).to.deep.include({ stepId: '-', tenant: null, provider: null, model: null, error: { message: 'boom' } });
 
     const failing = new StepLogger({
@@ -280,7 +280,7 @@ describe('loggingPlugin: step logs', () => {
     const original = process.stderr.write;
     process.stderr.write = ((chunk: string) => (stderr.push(chunk), true)) as typeof process.stderr.write;
     try {
-      expect(() => failing.hookErrorSink.report({ plugin: 'p', hook: 'onPart', stepId: 's', tenant: 't', kind: 'rejected', error: new Error('x'), detached: true })).not.to.throw();
+      expect(() => failing.hookErrorSink.report({ plugin: 'p', hook: 'onPart', stepId: 's', tenant: 't', provider: undefined, model: undefined, kind: 'rejected', error: new Error('x'), detached: true })).not.to.throw();
     } finally {
       process.stderr.write = original;
     }
