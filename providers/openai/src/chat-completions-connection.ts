@@ -1,0 +1,137 @@
+import { APITimeoutError, ChatProviderError, type JsonValue } from '@kosong/core';
+import OpenAI, { type ClientOptions } from 'openai';
+import type { ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
+
+import { ChatCompletionsStream } from './chat-completions-stream.js';
+import type { ChunkConverter } from './chunk-converter.js';
+import { convertError } from './convert-error.js';
+
+/** How a provider reaches a Chat Completions endpoint. */
+export interface ConnectionOptions {
+  /** The API key, sent as `Authorization: Bearer …`. Required unless `client` is given. */
+  readonly apiKey?: string;
+  /** The API base URL, e.g. `https://api.openai.com/v1` (the provider's default when left out). */
+  readonly baseURL?: string;
+  /** Headers sent with every request. */
+  readonly defaultHeaders?: Readonly<Record<string, string>>;
+  /** A `fetch` to use instead of the global one (a proxy, a recorder, …). */
+  readonly fetch?: ClientOptions['fetch'];
+  /**
+   * How long to wait for the response to start, and then for each next chunk of the stream, in ms.
+   * Default: the client's timeout (the SDK's default is 10 minutes).
+   */
+  readonly timeoutMs?: number;
+  /**
+   * Retries of the SDK itself. Default 0: kosong's agent loop retries failed steps (with backoff and
+   * `retry-after`), and SDK retries below it would multiply the attempts. Applies to a given `client` too.
+   */
+  readonly maxRetries?: number;
+  /**
+   * An `OpenAI` client to use as it is configured (base URL, key, fetch, …). Mutually exclusive with
+   * `apiKey`, `baseURL`, `defaultHeaders`, `fetch`, `logLevel` and `logger`.
+   */
+  readonly client?: OpenAI;
+  /** The SDK's log level. Default `off`: the provider reports every failure as an error. */
+  readonly logLevel?: ClientOptions['logLevel'];
+  /** The SDK's logger (default `console`); its debug output redacts the `Authorization` header. */
+  readonly logger?: ClientOptions['logger'];
+}
+
+/** Connection settings a provider class adds. */
+export interface ConnectionDefaults {
+  /** The provider's class name, for errors. */
+  readonly provider: string;
+  readonly baseURL: string;
+  /** Extra options of the clients this connection creates. */
+  readonly clientOptions?: Partial<ClientOptions>;
+}
+
+const CLIENT_EXCLUSIVE = ['apiKey', 'baseURL', 'defaultHeaders', 'fetch', 'logLevel', 'logger'] as const;
+const SECRET_HEADER = /key|auth|token|secret/i;
+
+/**
+ * The HTTP side of the Chat Completions providers: an `openai` client, and one streamed request per
+ * {@link ChatCompletionsConnection.open} with abort, timeouts and error conversion.
+ */
+export class ChatCompletionsConnection {
+  /** The `openai` client. */
+  readonly client: OpenAI;
+  readonly #maxRetries: number;
+  readonly #timeoutMs: number | undefined;
+  readonly #headerSecrets: readonly string[];
+
+  /** @throws {ChatProviderError} when there is neither an API key nor a client, or both a client and connection options. */
+  constructor(options: ConnectionOptions, defaults: ConnectionDefaults) {
+    this.#maxRetries = options.maxRetries ?? 0;
+    this.#timeoutMs = options.timeoutMs;
+    this.#headerSecrets = Object.entries(options.defaultHeaders ?? {})
+      .filter(([name]) => SECRET_HEADER.test(name))
+      .map(([, value]) => value);
+    if (options.client !== undefined) {
+      const mixed = CLIENT_EXCLUSIVE.filter((key) => options[key] !== undefined);
+      if (mixed.length > 0) {
+        throw new ChatProviderError(`${defaults.provider}: pass either \`client\` or ${mixed.map((key) => `\`${key}\``).join(', ')}, not both`);
+      }
+      this.client = options.client;
+      return;
+    }
+    if (options.apiKey === undefined || options.apiKey === '') {
+      throw new ChatProviderError(`${defaults.provider} needs an \`apiKey\` (or an OpenAI \`client\`)`);
+    }
+    this.client = new OpenAI({
+      apiKey: options.apiKey,
+      baseURL: options.baseURL ?? defaults.baseURL,
+      maxRetries: this.#maxRetries,
+      logLevel: options.logLevel ?? 'off',
+      ...(options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs }),
+      ...(options.defaultHeaders === undefined ? {} : { defaultHeaders: { ...options.defaultHeaders } }),
+      ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+      ...(options.logger === undefined ? {} : { logger: options.logger }),
+      ...defaults.clientOptions,
+    });
+  }
+
+  /** The base URL requests go to. */
+  get baseURL(): string {
+    return this.client.baseURL;
+  }
+
+  /** The secrets errors must not show: the client's API key and credential-like default headers. */
+  secrets(): readonly (string | null | undefined)[] {
+    return [typeof this.client.apiKey === 'string' ? this.client.apiKey : undefined, ...this.#headerSecrets];
+  }
+
+  /**
+   * Sends a streamed Chat Completions request and returns its stream as soon as the response
+   * headers arrive (the body is not read yet).
+   *
+   * @throws the signal's reason when it aborts; a {@link ChatProviderError} when the request fails.
+   */
+  async open(body: Record<string, JsonValue>, signal: AbortSignal | undefined, converter: ChunkConverter): Promise<ChatCompletionsStream> {
+    signal?.throwIfAborted();
+    const idle = new AbortController();
+    const requestSignal = signal === undefined ? idle.signal : AbortSignal.any([signal, idle.signal]);
+    let result: { data: AsyncIterable<unknown>; response: Response };
+    try {
+      result = await this.client.chat.completions
+        .create(body as unknown as ChatCompletionCreateParamsStreaming, {
+          signal: requestSignal,
+          maxRetries: this.#maxRetries,
+          ...(this.#timeoutMs === undefined ? {} : { timeout: this.#timeoutMs }),
+        })
+        .withResponse();
+    } catch (error) {
+      if (signal?.aborted) throw signal.reason;
+      throw convertError(error, { secrets: this.secrets() });
+    }
+    const idleTimeoutMs = this.#timeoutMs ?? this.client.timeout;
+    return new ChatCompletionsStream(result.data, {
+      converter,
+      traceId: result.response.headers.get('x-trace-id') ?? undefined,
+      signal,
+      idleTimeoutMs,
+      abortRequest: () => idle.abort(new APITimeoutError(`stream idle for ${idleTimeoutMs} ms`)),
+      secrets: () => this.secrets(),
+    });
+  }
+}
