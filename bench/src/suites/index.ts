@@ -6,9 +6,11 @@
  */
 import type { Suite } from '../harness.js';
 import { kernelSuite } from './kernel/index.js';
+import { openAISuite } from './openai/index.js';
+import { otelSuite } from './otel/index.js';
 import { stepSuite } from './step/index.js';
 
-export const suites: readonly Suite[] = [stepSuite, kernelSuite];
+export const suites: readonly Suite[] = [stepSuite, kernelSuite, otelSuite, openAISuite];
 
 /** The suite called `name`; throws if there is none. */
 export function findSuite(name: string): Suite {

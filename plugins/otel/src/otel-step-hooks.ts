@@ -1,0 +1,237 @@
+import {
+  APIStatusError,
+  inputTokens,
+  type CleanupEvent,
+  type StepEndEvent,
+  type StepEventContext,
+  type StepHooks,
+  type StepStartEvent,
+  type ToolCall,
+  type ToolCallEvent,
+  type ToolResultEvent,
+} from '@kosong/core';
+import { SpanKind, SpanStatusCode, context, diag, metrics, trace, type Attributes, type Exception, type Tracer } from '@opentelemetry/api';
+import { cappedText, inputMessagesJson, outputMessagesJson, toolArgumentsText, toolOutputText } from './content.js';
+import {
+  ATTR_ERROR_TYPE,
+  ATTR_GEN_AI_INPUT_MESSAGES,
+  ATTR_GEN_AI_OPERATION_NAME,
+  ATTR_GEN_AI_OUTPUT_MESSAGES,
+  ATTR_GEN_AI_PROVIDER_NAME,
+  ATTR_GEN_AI_REQUEST_MODEL,
+  ATTR_GEN_AI_RESPONSE_FINISH_REASONS,
+  ATTR_GEN_AI_RESPONSE_ID,
+  ATTR_GEN_AI_TOOL_CALL_ARGUMENTS,
+  ATTR_GEN_AI_TOOL_CALL_RESULT,
+  ATTR_GEN_AI_TOOL_NAME,
+  ATTR_GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS,
+  ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS,
+  ATTR_GEN_AI_USAGE_INPUT_TOKENS,
+  ATTR_GEN_AI_USAGE_OUTPUT_TOKENS,
+  ATTR_HTTP_RESPONSE_STATUS_CODE,
+  ATTR_KOSONG_STEP_CANCELLED,
+  ATTR_KOSONG_STEP_ID,
+  ATTR_KOSONG_STEP_LEAKED_TOOL_CALLS,
+  ATTR_KOSONG_TENANT_ID,
+  ERROR_TYPE_LEAKED,
+  ERROR_TYPE_NO_RESULT,
+  ERROR_TYPE_NOT_EXECUTED,
+  ERROR_TYPE_TOOL_ERROR,
+  GEN_AI_OPERATION_CHAT,
+  GEN_AI_OPERATION_EXECUTE_TOOL,
+  GEN_AI_SCHEMA_URL,
+  genAiFinishReason,
+} from './conventions.js';
+import { errorMessageOf, errorTypeOf } from './error-type.js';
+import { GenAiInstruments } from './instruments.js';
+import { DEFAULT_CONTENT_MAX_LENGTH, type OtelPluginOptions } from './options.js';
+import { INSTRUMENTATION_SCOPE_NAME, INSTRUMENTATION_SCOPE_VERSION } from './scope.js';
+import { StepTrace, endToolSpan } from './step-trace.js';
+
+/**
+ * The telemetry of kosong steps as {@link StepHooks}: a `chat {model}` span per step (CLIENT), an
+ * `execute_tool {tool}` span per tool call (INTERNAL, child of its step's span), the GenAI client
+ * metrics and kosong's tool counters. `otelPlugin` binds one to a kernel; pass one to `step({ hooks })`
+ * to trace plain steps.
+ *
+ * Spans open at `onStepStart` and `onToolCall`. A tool span ends at its `onToolResult`; the step span
+ * ends at `onCleanup` (the last event of every step, on every exit path), after any tool span left
+ * open (leaked, or whose result never reached this object) was ended as an error. The state of a
+ * running step lives in a map keyed by step id and is deleted at cleanup; nothing is shared between
+ * steps, so concurrent steps (of any tenants) never mix spans. No `onPart` hook: streaming costs nothing.
+ */
+export class OtelStepHooks implements StepHooks {
+  readonly #steps = new Map<string, StepTrace>();
+  readonly #tracer: Tracer;
+  readonly #instruments: GenAiInstruments;
+  readonly #captureContent: boolean;
+  readonly #contentMaxLength: number;
+  readonly #tenantInMetrics: boolean;
+
+  constructor(options: OtelPluginOptions = {}) {
+    const tracerProvider = options.tracerProvider ?? trace.getTracerProvider();
+    const meterProvider = options.meterProvider ?? metrics.getMeterProvider();
+    const scope = { schemaUrl: GEN_AI_SCHEMA_URL };
+    this.#tracer = tracerProvider.getTracer(INSTRUMENTATION_SCOPE_NAME, INSTRUMENTATION_SCOPE_VERSION, scope);
+    this.#instruments = new GenAiInstruments(meterProvider.getMeter(INSTRUMENTATION_SCOPE_NAME, INSTRUMENTATION_SCOPE_VERSION, scope));
+    this.#captureContent = options.captureContent === true;
+    this.#contentMaxLength = options.contentMaxLength ?? DEFAULT_CONTENT_MAX_LENGTH;
+    this.#tenantInMetrics = options.tenantInMetrics === true;
+  }
+
+  /** How many steps have spans open (started, not yet cleaned up). */
+  get openSteps(): number {
+    return this.#steps.size;
+  }
+
+  /** Starts the step span, with the attributes samplers read set at start. */
+  onStepStart(event: StepStartEvent): void {
+    const existing = this.#steps.get(event.stepId);
+    if (existing) {
+      // Events carry nothing but the step id to tell steps apart: a reused id merges two steps' spans.
+      existing.holders++;
+      diag.warn(`@kosong/plugin-otel: step id "${event.stepId}" is already running; its spans are shared (give each running step its own id)`);
+      return;
+    }
+    const attributes: Attributes = {
+      [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_CHAT,
+      [ATTR_GEN_AI_PROVIDER_NAME]: event.provider,
+      [ATTR_GEN_AI_REQUEST_MODEL]: event.model,
+      [ATTR_KOSONG_STEP_ID]: event.stepId,
+    };
+    if (event.tenant !== undefined) attributes[ATTR_KOSONG_TENANT_ID] = event.tenant;
+    const parent = context.active();
+    const span = this.#tracer.startSpan(spanName(GEN_AI_OPERATION_CHAT, event.model), { kind: SpanKind.CLIENT, attributes }, parent);
+    this.#steps.set(event.stepId, new StepTrace(span, parent, event.tenant));
+    if (this.#captureContent && span.isRecording()) {
+      span.setAttribute(ATTR_GEN_AI_INPUT_MESSAGES, inputMessagesJson(event.history, this.#contentMaxLength));
+    }
+  }
+
+  /** Counts the call and starts its tool span. */
+  onToolCall(event: ToolCallEvent): void {
+    this.#instruments.countToolCall(this.#toolMetricAttributes(event));
+    const step = this.#steps.get(event.stepId);
+    if (!step) return;
+    const { span } = step.startTool(this.#tracer, event.index, event.toolCall, event.executed);
+    if (this.#captureContent && span.isRecording()) {
+      const args = toolArgumentsText(event.toolCall, this.#contentMaxLength);
+      if (args !== undefined) span.setAttribute(ATTR_GEN_AI_TOOL_CALL_ARGUMENTS, args);
+    }
+  }
+
+  /** Ends the tool span; an error result marks it (and counts) as an error. */
+  onToolResult(event: ToolResultEvent): void {
+    const step = this.#steps.get(event.stepId);
+    // A result whose call this object missed (its onToolCall failed or was detached) still gets a span.
+    const tool = step?.tools.get(event.index) ?? step?.startTool(this.#tracer, event.index, event.toolCall, true, Date.now() - event.durationMs);
+    step?.tools.delete(event.index);
+    const value = event.result.returnValue;
+    const errorType = !value.isError ? undefined : tool?.executed === false ? ERROR_TYPE_NOT_EXECUTED : ERROR_TYPE_TOOL_ERROR;
+    if (errorType !== undefined) this.#instruments.countToolError({ ...this.#toolMetricAttributes(event), [ATTR_ERROR_TYPE]: errorType });
+    if (!tool) return;
+    let message: string | undefined;
+    if (this.#captureContent && tool.span.isRecording()) {
+      if (errorType === undefined) tool.span.setAttribute(ATTR_GEN_AI_TOOL_CALL_RESULT, toolOutputText(value, this.#contentMaxLength));
+      else message = cappedText(value.message, this.#contentMaxLength);
+    }
+    endToolSpan(tool.span, errorType, message);
+  }
+
+  /** Records the response, usage and outcome on the step span, and the step's metrics. */
+  onStepEnd(event: StepEndEvent): void {
+    // A failed step has no message; `error` is whatever was thrown (even `undefined`).
+    const failed = event.error !== undefined || event.message === undefined;
+    const errorType = failed ? errorTypeOf(event.error) : undefined;
+    const metricAttributes = this.#stepMetricAttributes(event);
+    this.#instruments.recordOperation(event.durationMs, errorType === undefined ? metricAttributes : { ...metricAttributes, [ATTR_ERROR_TYPE]: errorType });
+    const usage = event.usage;
+    if (usage) this.#instruments.recordTokens(inputTokens(usage), usage.output, metricAttributes);
+
+    const step = this.#steps.get(event.stepId);
+    if (!step) return;
+    step.endSeen = true;
+    const span = step.span;
+    if (event.messageId !== undefined) span.setAttribute(ATTR_GEN_AI_RESPONSE_ID, event.messageId);
+    if (event.finishReason !== undefined) span.setAttribute(ATTR_GEN_AI_RESPONSE_FINISH_REASONS, [genAiFinishReason(event.finishReason)]);
+    if (usage) {
+      span.setAttributes({
+        [ATTR_GEN_AI_USAGE_INPUT_TOKENS]: inputTokens(usage),
+        [ATTR_GEN_AI_USAGE_OUTPUT_TOKENS]: usage.output,
+        [ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS]: usage.inputCacheRead,
+        [ATTR_GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS]: usage.inputCacheCreation,
+      });
+    }
+    if (errorType !== undefined) {
+      span.setAttribute(ATTR_ERROR_TYPE, errorType);
+      if (APIStatusError.isInstance(event.error)) span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, event.error.statusCode);
+      span.recordException(asException(event.error));
+      span.setStatus({ code: SpanStatusCode.ERROR, message: errorMessageOf(event.error) });
+    } else if (this.#captureContent && event.message && span.isRecording()) {
+      span.setAttribute(ATTR_GEN_AI_OUTPUT_MESSAGES, outputMessagesJson(event.message, event.finishReason, this.#contentMaxLength));
+    }
+  }
+
+  /** Ends every tool span still open (as errors), then the step span, and forgets the step. */
+  onCleanup(event: CleanupEvent): void {
+    const step = this.#steps.get(event.stepId);
+    if (!step || --step.holders > 0) return;
+    this.#steps.delete(event.stepId);
+    this.#end(step, event.leaked, event.cancelled);
+  }
+
+  /**
+   * Ends every span still open, as if each step had been cleaned up now (tool spans as `no_result`),
+   * and forgets all steps. For shutdown: `otelPlugin` calls it when the kernel is disposed.
+   */
+  endAll(): void {
+    const steps = [...this.#steps.values()];
+    this.#steps.clear();
+    for (const step of steps) this.#end(step, [], false);
+  }
+
+  #end(step: StepTrace, leaked: readonly ToolCall[], cancelled: boolean): void {
+    try {
+      for (const [index, tool] of step.tools) {
+        const errorType = leaked.includes(tool.call) ? ERROR_TYPE_LEAKED : ERROR_TYPE_NO_RESULT;
+        step.tools.delete(index);
+        endToolSpan(tool.span, errorType);
+        this.#instruments.countToolError({ ...this.#toolMetricAttributes({ tenant: step.tenant, toolCall: tool.call }), [ATTR_ERROR_TYPE]: errorType });
+      }
+      if (cancelled) step.span.setAttribute(ATTR_KOSONG_STEP_CANCELLED, true);
+      if (leaked.length > 0) step.span.setAttribute(ATTR_KOSONG_STEP_LEAKED_TOOL_CALLS, leaked.length);
+    } finally {
+      step.span.end();
+    }
+  }
+
+  #stepMetricAttributes(event: StepEventContext): Attributes {
+    const attributes: Attributes = {
+      [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_CHAT,
+      [ATTR_GEN_AI_PROVIDER_NAME]: event.provider,
+      [ATTR_GEN_AI_REQUEST_MODEL]: event.model,
+    };
+    if (this.#tenantInMetrics && event.tenant !== undefined) attributes[ATTR_KOSONG_TENANT_ID] = event.tenant;
+    return attributes;
+  }
+
+  #toolMetricAttributes(event: Pick<ToolCallEvent, 'tenant' | 'toolCall'>): Attributes {
+    const attributes: Attributes = {
+      [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_EXECUTE_TOOL,
+      [ATTR_GEN_AI_TOOL_NAME]: event.toolCall.function.name,
+    };
+    if (this.#tenantInMetrics && event.tenant !== undefined) attributes[ATTR_KOSONG_TENANT_ID] = event.tenant;
+    return attributes;
+  }
+}
+
+/** `{operation} {model}`, or the operation alone when the model has no name. */
+function spanName(operation: string, model: string): string {
+  return model === '' ? operation : `${operation} ${model}`;
+}
+
+/** What `recordException` accepts: the error itself when it has a name or message, else its text. */
+function asException(error: unknown): Exception {
+  if (typeof error === 'object' && error !== null && ('message' in error || 'name' in error)) return error as Exception;
+  return errorMessageOf(error);
+}
