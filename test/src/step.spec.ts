@@ -175,6 +175,25 @@ describe('step()', () => {
       expect(warnings.map((w) => w.name)).to.not.include('MaxListenersExceededWarning');
     });
 
+    it('tells onToolCall hooks about a call before the toolset runs it', async () => {
+      const order: string[] = [];
+      const toolset: Toolset = {
+        tools: [],
+        handle: (c) => {
+          order.push(`handle ${c.id}`);
+          return { toolCallId: c.id, returnValue: toolOk({ output: 'ok' }) };
+        },
+      };
+      const result = await step({
+        ...base,
+        provider: new MockChatProvider([call('a'), call('b')]),
+        toolset,
+        hooks: [{ name: 'spans', hooks: { onToolCall: (e) => void order.push(`hook ${e.toolCallId}`) } }],
+      });
+      await result.toolResults();
+      expect(order).to.deep.equal(['hook a', 'handle a', 'hook b', 'handle b']);
+    });
+
     it('never mutates the history or the parts it was given', async () => {
       const parts = deepFreeze([textPart('a'), textPart('b'), call('x', null as unknown as string), toolCallPart('{}')]);
       const snapshot = structuredClone(parts);

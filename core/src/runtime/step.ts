@@ -207,8 +207,10 @@ class StepExecution implements StepRun {
 
   private dispatch(call: ToolCall, withheld: ToolReturnValue | undefined): void {
     const executed = withheld === undefined && !this.runs.cancelled && !this.options.signal?.aborted;
-    const index = executed ? this.runs.dispatch(call) : this.runs.skip(call, withheld ?? toolNotExecuted('the step was cancelled'));
-    this.bus.toolCall({ toolCall: call, toolCallId: call.id, index, executed });
+    // Observers hear of the call before the toolset runs it (a telemetry span can then start first).
+    this.bus.toolCall({ toolCall: call, toolCallId: call.id, index: this.runs.calls.length, executed });
+    if (executed) this.runs.dispatch(call);
+    else this.runs.skip(call, withheld ?? toolNotExecuted('the step was cancelled'));
   }
 }
 
