@@ -86,7 +86,11 @@ async function main(): Promise<void> {
   process.stdout.write(JSON.stringify(report) + '\n');
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(`bench child failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-  process.exitCode = 1;
-});
+// Exit once measured: a variant may leave servers or sockets open (e.g. a local HTTP server).
+main().then(
+  () => process.stdout.write('', () => process.exit(0)),
+  (error: unknown) => {
+    process.stderr.write(`bench child failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(1);
+  },
+);
