@@ -15,12 +15,15 @@ import type { StreamedMessagePart } from './parts.js';
  * The parts given are never modified.
  */
 export class PendingPart {
+  /** `first.type`, kept on this (monomorphic) object: read once per absorbed part. */
+  private readonly kind: StreamedMessagePart['type'];
   private readonly chunks: string[] = [];
   /** For tool calls and fragments: whether the arguments are still `null`. */
   private argumentsNull: boolean;
   private signature: string | undefined;
 
   constructor(readonly first: StreamedMessagePart) {
+    this.kind = first.type;
     this.argumentsNull =
       first.type === 'function' ? first.function.arguments === null : first.type === 'tool_call_part' ? first.argumentsPart === null : false;
     this.signature = first.type === 'think' ? first.encrypted : undefined;
@@ -28,11 +31,17 @@ export class PendingPart {
 
   /** Merges `next` in if the rules allow; returns whether it did. */
   absorb(next: StreamedMessagePart): boolean {
-    switch (this.first.type) {
-      case 'text':
-        if (next.type !== 'text') return false;
-        this.chunks.push(next.text);
-        return true;
+    // Text runs are most of a stream: keep their path small enough for the JIT to inline.
+    if (this.kind === 'text') {
+      if (next.type !== 'text') return false;
+      this.chunks.push(next.text);
+      return true;
+    }
+    return this.absorbOther(next);
+  }
+
+  private absorbOther(next: StreamedMessagePart): boolean {
+    switch (this.kind) {
       case 'think':
         if (next.type !== 'think' || this.signature) return false;
         this.chunks.push(next.think);

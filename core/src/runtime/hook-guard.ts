@@ -93,7 +93,7 @@ export class HookGuard {
       this.report(slot, 'threw', error);
       return undefined;
     }
-    if (!isThenable(returned)) return undefined;
+    if (returned === undefined || !isThenable(returned)) return undefined;
     return this.track(slot, returned);
   }
 

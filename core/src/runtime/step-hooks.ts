@@ -21,7 +21,10 @@ export interface StepStartEvent extends StepEventContext {
   readonly history: readonly Message[];
 }
 
-/** One streamed part, as the provider sent it (before merging). Frozen: it never changes. */
+/**
+ * One streamed part, as the provider sent it (before merging). The part is frozen: it never changes.
+ * (This event object itself is not frozen, unlike the others: it is made once per part, on the hot path.)
+ */
 export interface PartEvent extends StepEventContext {
   readonly part: StreamedMessagePart;
 }

@@ -75,11 +75,6 @@ export class ToolRuns {
     return this.cancelReason;
   }
 
-  /** Results so far, in call order (`undefined` for calls still running). */
-  get resultsInCallOrder(): readonly (ToolResult | undefined)[] {
-    return this.results;
-  }
-
   /** Results so far, in completion order. */
   get resultsInCompletionOrder(): readonly ToolResult[] {
     return this.completionOrder;
