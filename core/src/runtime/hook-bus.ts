@@ -67,7 +67,13 @@ export class HookBus {
     // change what is merged) but not the event itself (freezing it would double the cost per part).
     const { stepId, tenant, provider, model } = this.context;
     const event: PartEvent = { stepId, tenant, provider, model, part: freezePart(part) };
-    return this.inOrder(this.slots.onPart, event);
+    const slots = this.slots.onPart;
+    const guard = this.guard;
+    for (let i = 0; i < slots.length; i++) {
+      const pending = guard.invoke(slots[i]!, event);
+      if (pending !== undefined) return pending.then(() => this.inOrder(slots, event, i + 1));
+    }
+    return undefined;
   }
 
   toolCall(fields: Omit<ToolCallEvent, keyof StepEventContext>): void {

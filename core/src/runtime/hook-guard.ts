@@ -76,8 +76,11 @@ export function hookSlot<A>(plugin: string, hook: string, fn: (arg: A) => unknow
 /** Guards the hook calls of one step. */
 export class HookGuard {
   private readonly inFlight = new Set<Promise<void>>();
+  private readonly maxFailures: number;
 
-  constructor(private readonly options: HookGuardOptions) {}
+  constructor(private readonly options: HookGuardOptions) {
+    this.maxFailures = options.maxFailures;
+  }
 
   /**
    * Calls the slot's hook with `arg`, guarded. Returns `undefined` when the hook finished
@@ -85,7 +88,7 @@ export class HookGuard {
    * its timeout passes.
    */
   invoke<A>(slot: HookSlot<A>, arg: A): Promise<void> | undefined {
-    if (slot.failures >= this.options.maxFailures) return undefined;
+    if (slot.failures >= this.maxFailures) return undefined;
     let returned: unknown;
     try {
       returned = slot.fn.call(slot.self, arg);
@@ -142,7 +145,7 @@ export class HookGuard {
       model: this.options.model,
       kind,
       error,
-      detached: slot.failures === this.options.maxFailures,
+      detached: slot.failures === this.maxFailures,
     };
     try {
       this.options.onError(report);
