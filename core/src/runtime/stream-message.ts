@@ -1,7 +1,7 @@
 import type { Message } from '../message/message.js';
 import { PendingPart } from '../message/merge.js';
 import type { ContentPart, StreamedMessagePart, ToolCall } from '../message/parts.js';
-import type { ChatProvider, FinishReason, StreamedMessage } from '../provider/chat-provider.js';
+import type { ChatProvider, FinishReason } from '../provider/chat-provider.js';
 import { APIEmptyResponseError, ChatProviderError } from '../provider/errors.js';
 import type { TokenUsage } from '../provider/token-usage.js';
 import type { Tool } from '../tooling/tool.js';
@@ -27,8 +27,6 @@ export interface StreamObserver {
    * with the finish reason the provider reported).
    */
   readonly onToolCall?: ((call: ToolCall, atEnd: { readonly finishReason: FinishReason | undefined } | undefined) => void) | undefined;
-  /** The provider returned its stream (before the first part). */
-  readonly onStream?: ((stream: StreamedMessage) => void) | undefined;
 }
 
 /** Inputs of {@link streamMessage}. */
@@ -54,7 +52,6 @@ async function consume(input: StreamMessageInput, observer: StreamObserver): Pro
   signal?.throwIfAborted();
   const stream = await provider.generate(input.systemPrompt, input.tools, input.history, signal ? { signal } : undefined);
   signal?.throwIfAborted();
-  observer.onStream?.(stream);
 
   const builder = new MessageBuilder(provider.name, observer.onToolCall);
   const onPart = observer.onPart;
