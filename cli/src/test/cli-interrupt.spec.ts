@@ -65,7 +65,7 @@ describe('kosong CLI: Ctrl-C during a tool call', function () {
       expect(exit.code, exit.stderr).to.equal(130);
       expect(elapsed, 'exit after Ctrl-C (ms)').to.be.below(PROMPT_EXIT_MS);
       expect(await waitUntilGone(pid), `the tool's sleep (pid ${pid}) was stopped`).to.equal(true);
-      expect(exit.stdout).to.include('\n✗ Tool `bash` was aborted: Interrupted by the user\n');
+      expect(exit.stdout).to.include('\n✗ Tool `bash` was cancelled: Interrupted by the user\n');
       expect(exit.stdout.trimEnd().split('\n').at(-1)).to.equal(INTERRUPTED_LINE);
       expect(existsSync(join(ws.base, 'finished')), 'the rest of the command never ran').to.equal(false);
       expect(exit.stdout).not.to.match(/^— /m);

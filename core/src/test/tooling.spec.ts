@@ -10,6 +10,7 @@ import {
   parseToolArguments,
   textPart,
   toolCall,
+  toolCancelled,
   toolError,
   toolInvalidReturn,
   toolNotExecuted,
@@ -283,6 +284,14 @@ describe('tooling', () => {
         expect(value.isError).to.equal(true);
         expect(briefOf(value)).to.not.equal('');
       }
+    });
+  });
+
+  describe('toolCancelled', () => {
+    it('is the one text every toolset gives for a call its step aborted', () => {
+      expect(toolCancelled('slow', new Error('user pressed stop'))).to.deep.equal(
+        toolError({ message: 'Tool `slow` was cancelled: user pressed stop', brief: 'Cancelled' }),
+      );
     });
   });
 

@@ -37,6 +37,11 @@ export function toolNotExecuted(reason: string): ToolReturnValue {
   return toolError({ message: `Tool call was not executed: ${reason}`, brief: 'Not executed' });
 }
 
+/** The step was aborted while the call ran (every toolset gives the model this same text). */
+export function toolCancelled(toolName: string, reason: unknown): ToolReturnValue {
+  return toolError({ message: `Tool \`${toolName}\` was cancelled: ${describeError(reason)}`, brief: 'Cancelled' });
+}
+
 /** The text of a thrown value, for an error result. Never throws, whatever was thrown. */
 export function describeError(error: unknown): string {
   try {

@@ -1,6 +1,7 @@
 import {
   describeError,
   parseToolArguments,
+  toolCancelled,
   toolError,
   toolNotFound,
   toolParseError,
@@ -216,7 +217,7 @@ export class McpToolset implements Toolset {
     if (typeof args !== 'object' || args === null || Array.isArray(args)) {
       return toolValidateError(`the arguments must be a JSON object, not ${args === null ? 'null' : Array.isArray(args) ? 'an array' : `a ${typeof args}`}`);
     }
-    if (signal.aborted) return cancelled(name, signal.reason);
+    if (signal.aborted) return toolCancelled(name, signal.reason);
 
     let connection: McpConnection | undefined;
     try {
@@ -239,7 +240,7 @@ export class McpToolset implements Toolset {
 
   /** The error result for a call that failed with `error`. */
   #failure(name: string, error: unknown, signal: AbortSignal, connection: McpConnection | undefined): ToolReturnValue {
-    if (signal.aborted) return cancelled(name, signal.reason);
+    if (signal.aborted) return toolCancelled(name, signal.reason);
     if (this.closed) return toolRuntimeError(`the MCP server \`${this.name}\` was closed during the call`);
     if (McpConnectionError.isInstance(error)) return toolRuntimeError(error.message);
     if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
@@ -352,10 +353,6 @@ export class McpToolset implements Toolset {
   }
 }
 
-/** The error result of a call aborted through its signal. */
-function cancelled(name: string, reason: unknown): ToolReturnValue {
-  return toolError({ message: `The call of tool \`${name}\` was cancelled: ${describeError(reason)}`, brief: 'Cancelled' });
-}
 
 /** Whether an HTTP request failed because the server does not know the session (it restarted). */
 function isSessionExpired(error: unknown): boolean {

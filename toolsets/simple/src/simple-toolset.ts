@@ -59,7 +59,7 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
  * - the call runs longer than its timeout: ``Tool `name` timed out after N ms`` at once, whether or
  *   not the tool honours its (aborted) signal;
  * - the step aborts while the call waits for a slot: `Tool call was not executed: …` at once;
- *   while it runs: ``Tool `name` was aborted: …`` when the tool settles (so that a tool ignoring its
+ *   while it runs: ``Tool `name` was cancelled: …`` when the tool settles (so that a tool ignoring its
  *   signal shows up in the step's cleanup report as leaked);
  * - otherwise what the tool returned, its text capped at `maxOutputChars`.
  *

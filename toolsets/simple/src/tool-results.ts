@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { describeError, isToolResult, toolError, toolNotExecuted, type ToolReturnValue } from '@kosong/core';
+import { describeError, isToolResult, toolCancelled, toolError, toolNotExecuted, type ToolReturnValue } from '@kosong/core';
 
 /** The call ran longer than its timeout; its signal was aborted and its result is no longer awaited. */
 export function toolTimedOut(toolName: string, timeoutMs: number): ToolReturnValue {
@@ -14,10 +14,8 @@ export function toolTimedOut(toolName: string, timeoutMs: number): ToolReturnVal
   });
 }
 
-/** The step was aborted while the call ran. */
-export function toolAborted(toolName: string, reason: unknown): ToolReturnValue {
-  return toolError({ message: `Tool \`${toolName}\` was aborted: ${describeError(reason)}`, brief: 'Aborted' });
-}
+/** The step was aborted while the call ran: core's shared text (`Tool \`x\` was cancelled: …`). */
+export const toolAborted = toolCancelled;
 
 /** The step was aborted before the call started (while it waited for a free slot, or before it was handed over). */
 export function toolAbortedBeforeStart(reason: unknown): ToolReturnValue {

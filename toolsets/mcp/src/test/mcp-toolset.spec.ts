@@ -161,7 +161,7 @@ describe('McpToolset', () => {
         controller.abort(new Error('user pressed stop'));
         const { returnValue } = await pending;
         expect(performance.now() - abortedAt).to.be.below(PROMPTLY_MS);
-        expect(returnValue).to.deep.include({ isError: true, message: 'The call of tool `slow` was cancelled: user pressed stop' });
+        expect(returnValue).to.deep.include({ isError: true, message: 'Tool `slow` was cancelled: user pressed stop' });
 
         const after = await waitFor('the server to observe the cancellation', async () => {
           const stats = await statsOf(shared);
@@ -185,7 +185,7 @@ describe('McpToolset', () => {
 
           controller.abort(new Error('step aborted'));
           const results = await Promise.all(pending);
-          expect(results.every((r) => r.returnValue.message === 'The call of tool `slow` was cancelled: step aborted')).to.equal(true);
+          expect(results.every((r) => r.returnValue.message === 'Tool `slow` was cancelled: step aborted')).to.equal(true);
           await waitFor('the server to observe every cancellation', async () => {
             const stats = await statsOf(shared);
             return stats.running === 0 && stats.cancelled.length === before.cancelled.length + 15;
@@ -203,7 +203,7 @@ describe('McpToolset', () => {
       it('a call whose signal is already aborted does not reach the server', async () => {
         const before = await statsOf(shared);
         const { returnValue } = await callTool(shared, 'slow', { ms: 20_000 }, AbortSignal.abort(new Error('too late')));
-        expect(returnValue.message).to.equal('The call of tool `slow` was cancelled: too late');
+        expect(returnValue.message).to.equal('Tool `slow` was cancelled: too late');
         const after = await statsOf(shared);
         expect(after.running).to.equal(0);
         expect(after.cancelled).to.deep.equal(before.cancelled);

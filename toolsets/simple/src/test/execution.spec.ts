@@ -139,7 +139,7 @@ describe('SimpleToolset execution', () => {
       const reason = new Error('step cancelled');
       step.abort(reason);
       const result = await pending;
-      expect(result.returnValue).to.deep.equal(toolError({ message: 'Tool `t` was aborted: step cancelled', brief: 'Aborted' }));
+      expect(result.returnValue).to.deep.equal(toolError({ message: 'Tool `t` was cancelled: step cancelled', brief: 'Cancelled' }));
       expect(seen?.aborted).to.equal(true);
       expect(seen?.reason).to.equal(reason);
       expect(seen).to.not.equal(step.signal);
@@ -155,7 +155,7 @@ describe('SimpleToolset execution', () => {
       await sleep(40); // past the timeout: after an abort the step governs, not the timeout
       expect(await isSettled(pending)).to.equal(false);
       finish.resolve('late success');
-      expect((await pending).returnValue.message).to.equal('Tool `t` was aborted: stop');
+      expect((await pending).returnValue.message).to.equal('Tool `t` was cancelled: stop');
     });
 
     it('gives execute the call and the step id, with a signal of its own', async () => {
