@@ -29,6 +29,7 @@ export * from './tooling/arguments.js';
 export { generate, type GenerateOptions, type GenerateResult } from './runtime/generate.js';
 export { step, type StepOptions, type ToolDispatchMode } from './runtime/step.js';
 export { StepResult } from './runtime/step-result.js';
+export { abortableDelay } from './runtime/abort.js';
 export * from './runtime/step-hooks.js';
 export { writeHookErrorToStderr, type HookErrorHandler, type HookErrorReport, type HookFailureKind } from './runtime/hook-guard.js';
 export { DEFAULT_CLEANUP_TIMEOUT_MS, DEFAULT_HOOK_TIMEOUT_MS, DEFAULT_MAX_HOOK_FAILURES } from './runtime/defaults.js';

@@ -2,7 +2,7 @@
  * Helpers shared by the cross-package tests.
  */
 import type { CleanupEvent, NamedStepHooks, StepEndEvent, StepHookName, ToolCall, ToolContext, ToolResult, Toolset } from '@kosong/core';
-import { toolOk } from '@kosong/core';
+import { abortableDelay, toolOk } from '@kosong/core';
 
 /** Freezes a value and everything inside it. */
 export function deepFreeze<T>(value: T): T {
@@ -115,21 +115,8 @@ export class FakeToolset implements Toolset {
   }
 }
 
-/** Sleeps, or rejects with the signal's reason when it aborts. */
-export function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-}
+/** Sleeps, or rejects with the signal's reason when it aborts (core's `abortableDelay`). */
+export const abortableSleep = (ms: number, signal: AbortSignal): Promise<void> => abortableDelay(ms, signal);
 
 /** A hooks object that records every event it gets, as `[hookName, event]`. */
 export function recordingHooks(name = 'recorder'): { entry: NamedStepHooks; events: [StepHookName, unknown][] } {

@@ -7,7 +7,8 @@ import type { StepResult } from '../runtime/step-result.js';
 import type { NamedStepHooks } from '../runtime/step-hooks.js';
 import type { ToolResult } from '../tooling/tool-result.js';
 import { LinearContext } from './linear-context.js';
-import { abortableDelay, defaultRetryPolicy, isRetryableError, retryDelayMs, type RetryPolicy } from './retry.js';
+import { abortableDelay } from '../runtime/abort.js';
+import { defaultRetryPolicy, isRetryableError, retryDelayMs, type RetryPolicy } from './retry.js';
 import { toolResultToMessage } from './tool-message.js';
 
 /** Runs one step: `step()` with a provider and toolset, or a kernel runner's `step`. */

@@ -45,19 +45,3 @@ export function retryDelayMs(policy: RetryPolicy, attempt: number, error: unknow
   const exponential = policy.initialDelayMs * 2 ** (attempt - 1) + random() * policy.jitterMs;
   return Math.min(exponential, policy.maxDelayMs);
 }
-
-/** Waits `ms`, or rejects with the signal's reason as soon as it aborts. */
-export function abortableDelay(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason as unknown);
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal!.reason as unknown);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}

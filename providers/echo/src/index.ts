@@ -17,3 +17,4 @@ export type { EchoStreamOptions } from './echo-stream.js';
 export { ChaosChatProvider } from './chaos-chat-provider.js';
 export { CHAOS_FAULTS, chaosConfigFromEnv, type ChaosConfig, type ChaosFault, type ChaosFaultEvent } from './chaos-config.js';
 export { providerPlugins } from './provider-plugins.js';
+export { mulberry32, type RandomSource } from './seeded-random.js';

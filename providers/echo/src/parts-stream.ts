@@ -1,6 +1,4 @@
-import type { FinishReason, StreamedMessage, StreamedMessagePart, TokenUsage } from '@kosong/core';
-
-import { abortableDelay } from './abortable-delay.js';
+import { abortableDelay, type FinishReason, type StreamedMessage, type StreamedMessagePart, type TokenUsage } from '@kosong/core';
 
 /** How a {@link PartsStream} behaves and what it reports. */
 export interface PartsStreamOptions {

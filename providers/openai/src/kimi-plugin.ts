@@ -1,6 +1,6 @@
 import { definePlugin, type Plugin } from '@kosong/core';
 
-import { missingAPIKeyError, readEnvironment, type Environment } from './environment.js';
+import { connectionFromEnvironment, type Environment } from './environment.js';
 import { KimiChatProvider, type KimiChatProviderOptions } from './kimi-chat-provider.js';
 
 /** The model of {@link kimiPlugin} when neither the options nor `KIMI_MODEL` name one. */
@@ -28,14 +28,9 @@ export interface KimiPluginOptions extends Partial<KimiChatProviderOptions> {
  */
 export function kimiPlugin(options: KimiPluginOptions = {}): Plugin {
   const { env = process.env, providerName = 'kimi', default: isDefault = true, ...provider } = options;
-  const apiKey = provider.apiKey ?? readEnvironment(env, 'KIMI_API_KEY');
-  if (apiKey === undefined && provider.client === undefined) throw missingAPIKeyError('kimiPlugin', 'KIMI_API_KEY');
-  const baseURL = provider.baseURL ?? readEnvironment(env, 'KIMI_BASE_URL');
   const chatProvider = new KimiChatProvider({
     ...provider,
-    model: provider.model ?? readEnvironment(env, 'KIMI_MODEL') ?? DEFAULT_KIMI_MODEL,
-    ...(provider.client === undefined && apiKey !== undefined ? { apiKey } : {}),
-    ...(provider.client === undefined && baseURL !== undefined ? { baseURL } : {}),
+    ...connectionFromEnvironment(provider, env, { name: 'kimiPlugin', prefix: 'KIMI', defaultModel: DEFAULT_KIMI_MODEL }),
   });
   return definePlugin({
     name: `provider:${providerName}`,

@@ -1,6 +1,6 @@
 import { definePlugin, type Plugin } from '@kosong/core';
 
-import { missingAPIKeyError, readEnvironment, type Environment } from './environment.js';
+import { connectionFromEnvironment, type Environment } from './environment.js';
 import { OpenAIChatProvider, type OpenAIChatProviderOptions } from './openai-chat-provider.js';
 
 /** The model of {@link openAIPlugin} when neither the options nor `OPENAI_MODEL` name one. */
@@ -29,14 +29,9 @@ export interface OpenAIPluginOptions extends Partial<OpenAIChatProviderOptions> 
  */
 export function openAIPlugin(options: OpenAIPluginOptions = {}): Plugin {
   const { env = process.env, providerName = 'openai', default: isDefault = true, ...provider } = options;
-  const apiKey = provider.apiKey ?? readEnvironment(env, 'OPENAI_API_KEY');
-  if (apiKey === undefined && provider.client === undefined) throw missingAPIKeyError('openAIPlugin', 'OPENAI_API_KEY');
-  const baseURL = provider.baseURL ?? readEnvironment(env, 'OPENAI_BASE_URL');
   const chatProvider = new OpenAIChatProvider({
     ...provider,
-    model: provider.model ?? readEnvironment(env, 'OPENAI_MODEL') ?? DEFAULT_OPENAI_MODEL,
-    ...(provider.client === undefined && apiKey !== undefined ? { apiKey } : {}),
-    ...(provider.client === undefined && baseURL !== undefined ? { baseURL } : {}),
+    ...connectionFromEnvironment(provider, env, { name: 'openAIPlugin', prefix: 'OPENAI', defaultModel: DEFAULT_OPENAI_MODEL }),
   });
   return definePlugin({
     name: `provider:${providerName}`,

@@ -14,6 +14,7 @@ import {
   type Toolset,
 } from '@kosong/core';
 import sinon from 'sinon';
+import { mulberry32 } from '@kosong/provider-echo';
 
 /** The history every kernel test sends. */
 export const history = [{ role: 'user' as const, content: [textPart('go')] }];
@@ -81,14 +82,5 @@ export async function isSettled(promise: Promise<unknown>): Promise<boolean> {
   return settled;
 }
 
-/** A small seeded PRNG (mulberry32), so that "random" delays are reproducible. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A small seeded PRNG (the echo package's mulberry32), so that "random" delays are reproducible. */
+export const seededRandom = mulberry32;

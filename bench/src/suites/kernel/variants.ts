@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { Kernel, definePlugin, step, type StepHooks } from '@kosong/core';
+import { Kernel, definePlugin, step, type Plugin, type StepHooks } from '@kosong/core';
 import type { PreparedVariant } from '../../harness.js';
 import { prepareStep } from '../step/kosong.js';
 
@@ -15,15 +15,22 @@ export function prepareStepBaseline(): PreparedVariant {
 
 /** `kernel.runner().step()` with the provider and toolset bound by a plugin, no hooks. */
 export async function prepareRunner(): Promise<PreparedVariant> {
-  return prepareWithKernel('runner', 0);
+  return prepareWithKernel('runner', []);
 }
 
 /** `kernel.runner().step()` with ten hook plugins whose six hooks do nothing. */
 export async function prepareRunnerWithHooks(): Promise<PreparedVariant> {
-  return prepareWithKernel('runner+10 hooks', 10);
+  const hookPlugins = Array.from({ length: 10 }, (_, i) =>
+    definePlugin({ name: `no-op hooks ${i + 1}`, setup: (ctx) => ctx.bindHooks(noOpHooks()) }),
+  );
+  return prepareWithKernel('runner+10 hooks', hookPlugins);
 }
 
-async function prepareWithKernel(label: string, hookPlugins: number): Promise<PreparedVariant> {
+/**
+ * The step suite's workload through `kernel.runner().step()`: the provider and toolset bound by a
+ * plugin, then `plugins` (hooks, telemetry, …).
+ */
+export async function prepareWithKernel(label: string, plugins: readonly Plugin[]): Promise<PreparedVariant> {
   const kernel = new Kernel();
   const ready: Promise<void>[] = [];
   const prepared = prepareStep(label, (provider, toolset) => {
@@ -36,7 +43,7 @@ async function prepareWithKernel(label: string, hookPlugins: number): Promise<Pr
             ctx.bindToolset(toolset);
           },
         }),
-        ...Array.from({ length: hookPlugins }, (_, i) => definePlugin({ name: `no-op hooks ${i + 1}`, setup: (ctx) => ctx.bindHooks(noOpHooks()) })),
+        ...plugins,
       ),
     );
     const runner = kernel.runner();

@@ -5,11 +5,10 @@
  *
  * @module
  */
-import { Kernel, definePlugin, type Plugin } from '@kosong/core';
 import { otelPlugin } from '@kosong/plugin-otel';
 import { BasicTracerProvider, BatchSpanProcessor, type ReadableSpan, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { PreparedVariant } from '../../harness.js';
-import { prepareStep } from '../step/kosong.js';
+import { prepareWithKernel } from '../kernel/variants.js';
 import { TOOL_CALLS } from '../step/workload.js';
 
 /** Spans of one step: its `chat` span and one `execute_tool` span per call. */
@@ -63,27 +62,4 @@ async function prepareTraced(label: string, captureContent: boolean): Promise<Pr
       if (counter.ended !== SPANS_PER_STEP) throw new Error(`${label}: ${counter.ended} spans ended, expected ${SPANS_PER_STEP}`);
     },
   };
-}
-
-async function prepareWithKernel(label: string, plugins: readonly Plugin[]): Promise<PreparedVariant> {
-  const kernel = new Kernel();
-  const ready: Promise<void>[] = [];
-  const prepared = prepareStep(label, (provider, toolset) => {
-    ready.push(
-      kernel.use(
-        definePlugin({
-          name: 'bench',
-          setup(ctx) {
-            ctx.bindChatProvider('mock', provider);
-            ctx.bindToolset(toolset);
-          },
-        }),
-        ...plugins,
-      ),
-    );
-    const runner = kernel.runner();
-    return () => runner.step({ systemPrompt: 'You are a benchmark.', history: [] });
-  });
-  await Promise.all(ready);
-  return prepared;
 }
