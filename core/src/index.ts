@@ -43,6 +43,7 @@ export { HookErrorSink, stderrHookErrorSink } from './kernel/hook-error-sink.js'
 export * from './kernel/errors.js';
 
 export { Agent, type AgentEvent, type AgentRetry, type AgentOptions, type AgentRunOptions, type AgentStopReason, type AgentTurnResult, type StepFunction } from './agent/agent.js';
+export type { AgentContext, ContextRestoreReport } from './agent/context.js';
 export { LinearContext, ContextCorruptedError, type RestoreReport } from './agent/linear-context.js';
 export { defaultRetryPolicy, isRetryableError, retryDelayMs, type RetryPolicy } from './agent/retry.js';
 export { toolResultToMessage } from './agent/tool-message.js';

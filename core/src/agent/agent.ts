@@ -6,6 +6,7 @@ import { isThenable, writeHookErrorToStderr, type HookErrorHandler } from '../ru
 import type { StepResult } from '../runtime/step-result.js';
 import type { NamedStepHooks } from '../runtime/step-hooks.js';
 import type { ToolResult } from '../tooling/tool-result.js';
+import type { AgentContext } from './context.js';
 import { LinearContext } from './linear-context.js';
 import { abortableDelay } from '../runtime/abort.js';
 import { defaultRetryPolicy, isRetryableError, retryDelayMs, type RetryPolicy } from './retry.js';
@@ -47,8 +48,8 @@ export interface AgentOptions {
   readonly systemPrompt: string;
   /** How to run one step. */
   readonly step: StepFunction;
-  /** The conversation; default: a new in-memory context. */
-  readonly context?: LinearContext;
+  /** The conversation (a `LinearContext`, or any other {@link AgentContext}); default: a new in-memory `LinearContext`. */
+  readonly context?: AgentContext;
   /** Steps per turn at most (default 100). */
   readonly maxSteps?: number;
   /** Retry policy of failed provider calls (merged into {@link defaultRetryPolicy}). */
@@ -105,7 +106,7 @@ export interface AgentTurnResult {
  * a failed or aborted attempt never leaves a partial assistant message in the context.
  */
 export class Agent {
-  readonly context: LinearContext;
+  readonly context: AgentContext;
   private readonly policy: RetryPolicy;
 
   constructor(private readonly options: AgentOptions) {

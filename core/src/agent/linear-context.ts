@@ -2,6 +2,7 @@ import { open, readFile, truncate, type FileHandle } from 'node:fs/promises';
 import { errorMarker, hasErrorMarker, markError } from '../error-marker.js';
 import { messageFromJSON, messageToJSON } from '../message/json.js';
 import type { Message } from '../message/message.js';
+import type { AgentContext } from './context.js';
 
 const CONTEXT_CORRUPTED_ERROR = errorMarker('ContextCorruptedError');
 
@@ -41,7 +42,7 @@ export interface RestoreReport {
  * {@link LinearContext.append} writes its messages in one write and syncs it to disk before
  * resolving, so a step's assistant message and tool results land together or not at all.
  */
-export class LinearContext {
+export class LinearContext implements AgentContext {
   private readonly messages: Message[] = [];
   private tokens = 0;
   private file: FileHandle | undefined;
