@@ -33,19 +33,22 @@ export class CliSession {
    * Builds the kernel (provider plugin from the environment, built-in tools), and restores the
    * session file if there is one.
    *
-   * @throws when the provider cannot be set up (e.g. a missing API key) or the session file is corrupted.
+   * @throws when the provider cannot be set up (e.g. a missing API key), or the session file cannot be
+   *   used: not a session (`ContextCorruptedError`), in a directory that does not exist or not a
+   *   regular file (`ContextFileError`). The file is then left as it was.
    */
   static async open(options: CliSessionOptions): Promise<CliSession> {
+    // The session file first: a file that cannot be used is a setup error before anything starts.
+    const context = new LinearContext(options.sessionFile);
+    const report = await context.restore();
     const kernel = new Kernel();
     const toolset = builtinToolset({ cwd: options.cwd, allowBash: options.allowBash });
     await kernel.use(options.provider.create(options.env), definePlugin({ name: 'builtin-tools', setup: (ctx) => ctx.bindToolset(toolset) }));
-    const context = new LinearContext(options.sessionFile);
-    if (options.sessionFile !== undefined) {
-      const report = await context.restore();
-      if (report.messages > 0) options.renderer.info(`resumed ${report.messages} messages from ${options.sessionFile}`);
-      if (report.recoveredTornLine) options.renderer.info('the last line of the session file was cut short (a crash?) and was dropped');
-    }
     const agent = kernel.agent({ provider: options.provider.name, systemPrompt: options.systemPrompt, maxSteps: options.maxSteps, context });
+    if (report.messages > 0) options.renderer.info(`resumed ${report.messages} messages from ${options.sessionFile}`);
+    if (report.tornLineSavedTo !== undefined) {
+      options.renderer.info(`the last line of the session file was cut short (a crash?); it was moved to ${report.tornLineSavedTo}`);
+    }
     return new CliSession(kernel, agent, options.renderer);
   }
 

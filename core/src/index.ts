@@ -44,6 +44,7 @@ export * from './kernel/errors.js';
 
 export { Agent, type AgentEvent, type AgentRetry, type AgentOptions, type AgentRunOptions, type AgentStopReason, type AgentTurnResult, type StepFunction } from './agent/agent.js';
 export type { AgentContext, ContextRestoreReport } from './agent/context.js';
-export { LinearContext, ContextCorruptedError, type RestoreReport } from './agent/linear-context.js';
+export { LinearContext, type RestoreReport } from './agent/linear-context.js';
+export * from './agent/context-errors.js';
 export { defaultRetryPolicy, isRetryableError, retryDelayMs, type RetryPolicy } from './agent/retry.js';
 export { toolResultToMessage } from './agent/tool-message.js';

@@ -1,9 +1,10 @@
-import { ContextCorruptedError, LinearContext, textPart, toolCall, type Message } from '@kosong/core';
+import { ContextCorruptedError, ContextFileError, LinearContext, textPart, toolCall, type Message } from '@kosong/core';
 import { expect } from 'chai';
-import { spawn } from 'node:child_process';
-import { appendFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { execFileSync, spawn } from 'node:child_process';
+import { appendFile, mkdtemp, readdir, readFile, rename, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import sinon from 'sinon';
 
 const user = (text: string): Message => ({ role: 'user', content: [textPart(text)] });
 const assistant = (text: string): Message => ({ role: 'assistant', content: [textPart(text)] });
@@ -57,14 +58,191 @@ describe('LinearContext', () => {
     expect(caught).to.be.instanceOf(Error).with.property('message').that.contains('already has messages');
   });
 
-  it('cuts off a torn last line and keeps appending after it', async () => {
+  it('cuts off a torn last line, keeps it beside the file, and keeps appending after it', async () => {
     const path = join(dir, 'torn.jsonl');
     await writeFile(path, '{"role":"user","content":"one"}\n{"role":"assistant","content":"tw');
     const context = new LinearContext(path);
-    expect(await context.restore()).to.deep.equal({ messages: 1, recoveredTornLine: true });
+    const report = await context.restore();
+    expect(report).to.include({ messages: 1, recoveredTornLine: true });
+    expect(report.tornLineSavedTo).to.match(/torn\.jsonl\.torn-\d{4}-\d\d-\d\dT[\d-]+Z$/);
+    expect(await readFile(report.tornLineSavedTo!, 'utf8')).to.equal('{"role":"assistant","content":"tw');
     await context.append(assistant('two'));
     await context.close();
     expect(await readFile(path, 'utf8')).to.equal('{"role":"user","content":"one"}\n{"role":"assistant","content":"two"}\n');
+  });
+
+  it('keeps two torn tails cut in the same millisecond in two files', async () => {
+    const path = join(dir, 'torn.jsonl');
+    const saved: string[] = [];
+    const clock = sinon.useFakeTimers({ now: Date.UTC(2030, 0, 2, 3, 4, 5, 6), toFake: ['Date'] });
+    try {
+      for (const tail of ['{"role":"user","con', '{"role":"assist']) {
+        await writeFile(path, `{"role":"user","content":"one"}\n${tail}`);
+        saved.push((await new LinearContext(path).restore()).tornLineSavedTo!);
+      }
+    } finally {
+      clock.restore();
+    }
+    expect(saved).to.deep.equal([`${path}.torn-2030-01-02T03-04-05-006Z`, `${path}.torn-2030-01-02T03-04-05-006Z-2`]);
+    expect(await Promise.all(saved.map((file) => readFile(file, 'utf8')))).to.deep.equal(['{"role":"user","con', '{"role":"assist']);
+  });
+
+  it('recovers a torn first record (a crash during the very first append), in either writer\'s spacing', async () => {
+    for (const torn of ['{"role":"user","content":"hel', '{"role": "user", "content": "hel']) {
+      const path = join(dir, 'first.jsonl');
+      await writeFile(path, torn);
+      const report = await new LinearContext(path).restore();
+      expect(report).to.include({ messages: 0, recoveredTornLine: true });
+      expect(await readFile(path, 'utf8')).to.equal('');
+      expect(await readFile(report.tornLineSavedTo!, 'utf8')).to.equal(torn);
+    }
+  });
+
+  it('refuses a file that is not a history (text, random bytes), leaving it byte for byte unchanged', async () => {
+    const random = Buffer.alloc(4096);
+    let seed = 42;
+    for (let i = 0; i < random.length; i++) random[i] = (seed = (seed * 1103515245 + 12345) >>> 0) >>> 24;
+    const cases: [string, Buffer][] = [
+      ['one line of text, no newline', Buffer.from('remember to buy milk')],
+      ['text lines', Buffer.from('first line of notes\nsecond line of notes\n')],
+      ['random bytes', random],
+      ['random bytes without a newline', Buffer.from(random.filter((byte) => byte !== 0x0a))],
+      ['invalid UTF-8 in the first line', Buffer.from([0x7b, 0xff, 0xfe, 0x0a])],
+      ['a JSON value that is not a record', Buffer.from('42')],
+      ['a half JSON object of another kind', Buffer.from('{"name":"kosong","vers')],
+    ];
+    for (const [label, bytes] of cases) {
+      const path = join(dir, 'notes.txt');
+      await writeFile(path, bytes);
+      const context = new LinearContext(path);
+      const caught = await context.restore().catch((e: unknown) => e);
+      expect(ContextCorruptedError.isInstance(caught), `${label}: ${String(caught)}`).to.equal(true);
+      expect(caught, label).to.include({ path, line: 1 });
+      if (label !== 'a JSON value that is not a record') expect(caught, label).to.include({ notAHistoryFile: true });
+      expect((caught as Error).message, label).to.contain(path);
+      expect((await readFile(path)).equals(bytes), `${label}: the file is unchanged`).to.equal(true);
+      expect(context.history, label).to.deep.equal([]);
+      expect(await readdir(dir), `${label}: nothing written beside it`).to.deep.equal(['notes.txt']);
+    }
+  });
+
+  it('checks the whole file before changing anything: a bad line 2 and a torn tail leave the file as it was', async () => {
+    const path = join(dir, 'session.jsonl');
+    const corrupted = '{"role":"user","content":"one"}\n{"role":"assistant","con\n{"role":"user","content":"three"}\n{"role":"assistant","content":"fo';
+    await writeFile(path, corrupted);
+    const context = new LinearContext(path);
+    const caught = await context.restore().catch((e: unknown) => e);
+    expect(ContextCorruptedError.isInstance(caught)).to.equal(true);
+    expect(caught).to.include({ line: 2, notAHistoryFile: false });
+    expect(await readFile(path, 'utf8')).to.equal(corrupted);
+    expect(context.history).to.deep.equal([]);
+    expect(await readdir(dir)).to.deep.equal(['session.jsonl']);
+  });
+
+  it('a missing directory or a path that is not a regular file is a ContextFileError, before anything is written', async () => {
+    const inMissing = join(dir, 'no-such-dir', 'session.jsonl');
+    for (const path of [inMissing, join(dir, 'file.txt', 'session.jsonl')]) {
+      await writeFile(join(dir, 'file.txt'), 'x');
+      const caught = await new LinearContext(path).restore().catch((e: unknown) => e);
+      expect(ContextFileError.isInstance(caught), String(caught)).to.equal(true);
+      expect(caught).to.include({ path, problem: 'missing-directory' });
+      expect((caught as Error).message).to.contain(path);
+      // Without a restore, the first append says the same.
+      const appended = await new LinearContext(path).append(user('x')).catch((e: unknown) => e);
+      expect(appended).to.include({ problem: 'missing-directory' });
+    }
+    const fifo = join(dir, 'pipe');
+    execFileSync('mkfifo', [fifo]);
+    for (const path of [dir, fifo, '/dev/null']) {
+      const caught = await new LinearContext(path).restore().catch((e: unknown) => e);
+      expect(ContextFileError.isInstance(caught), `${path}: ${String(caught)}`).to.equal(true);
+      expect(caught).to.include({ problem: 'not-a-file' });
+    }
+  });
+
+  it('refuses to append once the file was renamed, deleted or replaced: the moved file and the history stay as they were', async () => {
+    for (const move of ['rename', 'delete', 'replace'] as const) {
+      const path = join(dir, `${move}.jsonl`);
+      const context = new LinearContext(path);
+      await context.append(user('one'));
+      const moved = join(dir, `${move}-moved.jsonl`);
+      if (move === 'rename') await rename(path, moved);
+      else if (move === 'delete') await unlink(path);
+      else {
+        await writeFile(moved, '{"role":"user","content":"someone else"}\n');
+        await rename(moved, path);
+      }
+      const caught = await context.append(assistant('two')).catch((e: unknown) => e);
+      expect(ContextFileError.isInstance(caught), `${move}: ${String(caught)}`).to.equal(true);
+      expect(caught).to.include({ path, problem: 'file-replaced' });
+      expect(context.history, move).to.deep.equal([user('one')]);
+      if (move === 'rename') expect(await readFile(moved, 'utf8')).to.equal('{"role":"user","content":"one"}\n');
+      if (move === 'replace') expect(await readFile(path, 'utf8')).to.equal('{"role":"user","content":"someone else"}\n');
+      if (move === 'delete') expect(await readdir(dir)).not.to.include(`${move}.jsonl`);
+      await context.close();
+    }
+  });
+
+  it('refuses to append to a file something else wrote to, also after a close and between restore and the first append', async () => {
+    const path = join(dir, 'shared.jsonl');
+    const context = new LinearContext(path);
+    await context.append(user('one'));
+    await appendFile(path, '{"role":"user","content":"from another process"}\n');
+    expect(await context.append(assistant('two')).catch((e: unknown) => e)).to.include({ problem: 'file-changed' });
+    await context.close();
+
+    const restored = new LinearContext(path);
+    await restored.restore();
+    await restored.append(assistant('two'));
+    await restored.close();
+    await appendFile(path, '{"role":"user","content":"again"}\n');
+    expect(await restored.append(user('three')).catch((e: unknown) => e)).to.include({ problem: 'file-changed' });
+
+    const late = new LinearContext(path);
+    await late.restore();
+    await appendFile(path, '{"role":"user","content":"in between"}\n');
+    expect(await late.append(user('four')).catch((e: unknown) => e)).to.include({ problem: 'file-changed' });
+    expect(late.history.map((m) => (m.content[0] as { text: string }).text)).to.deep.equal(['one', 'from another process', 'two', 'again']);
+  });
+
+  it('a write cut short (the file size limit, for real) is undone: the file restores to the state before the failed append', async function () {
+    this.timeout(20_000);
+    const path = join(dir, 'limited.jsonl');
+    // The child runs with RLIMIT_FSIZE: the kernel writes part of the append that crosses the limit
+    // (a short write), then refuses the rest with EFBIG, as a full disk does with ENOSPC.
+    const script = `
+      const { LinearContext, ContextFileError } = await import(${JSON.stringify(import.meta.resolve('@kosong/core'))});
+      const { statSync } = await import('node:fs');
+      const context = new LinearContext(${JSON.stringify(path)});
+      const size = () => { try { return statSync(${JSON.stringify(path)}).size; } catch { return 0; } };
+      const failures = [];
+      for (let i = 0; i < 40 && failures.length < 3; i++) {
+        const before = size();
+        const text = 'm' + i + ':' + 'x'.repeat(2500 + i * 37);
+        try {
+          await context.append({ role: 'user', content: [{ type: 'text', text }] }, { role: 'assistant', content: [{ type: 'text', text: 'ok ' + i }] });
+        } catch (error) {
+          failures.push({ isInstance: ContextFileError.isInstance(error), problem: error.problem, message: error.message, before, after: size() });
+        }
+      }
+      process.stdout.write(JSON.stringify({ failures, inMemory: context.history.length }));
+    `;
+    const out = execFileSync('sh', ['-c', 'ulimit -f 64 && exec "$0" "$@"', process.execPath, '--input-type=module', '-e', script], { encoding: 'utf8' });
+    const { failures, inMemory } = JSON.parse(out) as { failures: { isInstance: boolean; problem: string; message: string; before: number; after: number }[]; inMemory: number };
+    expect(failures, 'the limit was reached').to.have.length(3);
+    for (const failure of failures) {
+      expect(failure).to.include({ isInstance: true, problem: 'write-failed' });
+      expect(failure.message).to.contain('the file is as it was before this append');
+      expect(failure.after, 'cut back to the last good offset').to.equal(failure.before);
+    }
+    const restored = new LinearContext(path);
+    expect(await restored.restore()).to.deep.equal({ messages: inMemory, recoveredTornLine: false });
+    expect(inMemory).to.be.greaterThan(0);
+    // Without the limit, appending goes on.
+    await restored.append(user('after the limit'));
+    await restored.close();
+    const again = new LinearContext(path);
+    expect((await again.restore()).messages).to.equal(inMemory + 1);
   });
 
   it('keeps a complete last line that lost only its newline', async () => {

@@ -3,7 +3,7 @@
  * run, and a file corrupted in the middle is refused with a message naming the line.
  */
 import { expect } from 'chai';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { killLeftovers, makeWorkspace, readJsonl, runCli, type Workspace } from './cli-harness.js';
 
@@ -86,12 +86,53 @@ describe('kosong CLI: --session', function () {
     expect(result.stderr).to.equal('');
     expect(result.code).to.equal(0);
     expect(result.stdout).to.include('resumed 2 messages from session.jsonl');
-    expect(result.stdout).to.include('cut short');
+    expect(result.stdout).to.match(/cut short \(a crash\?\); it was moved to session\.jsonl\.torn-\S+Z\n/);
+    const torn = readdirSync(ws.cwd).filter((name) => name.startsWith('session.jsonl.torn-'));
+    expect(torn).to.have.length(1);
+    expect(readFileSync(join(ws.cwd, torn[0]!), 'utf8'), 'what was cut is kept').to.equal('{"role":"user","conte');
     expect(readJsonl(file)).to.deep.equal([
       { role: 'user', content: 'text: one' },
       { role: 'assistant', content: 'one' },
       { role: 'user', content: 'text: two' },
       { role: 'assistant', content: 'two' },
     ]);
+  });
+
+  it('refuses a file that is not a session (one line of text, random bytes): exit 2 naming the file, the file byte for byte unchanged', async () => {
+    const random = Buffer.alloc(2048);
+    let seed = 7;
+    for (let i = 0; i < random.length; i++) random[i] = (seed = (seed * 1103515245 + 12345) >>> 0) >>> 24;
+    for (const [name, bytes] of [
+      ['notes.txt', Buffer.from('remember to buy milk')],
+      ['blob.bin', random],
+    ] as const) {
+      writeFileSync(join(ws.cwd, name), bytes);
+      const before = readdirSync(ws.cwd).sort();
+      const result = await runCli(['--provider', 'echo', '-s', name, 'run', 'text: hello'], ws.cwd);
+      expect(result.code, name).to.equal(2);
+      expect(result.stdout, name).to.equal('');
+      expect(result.stderr, name).to.match(new RegExp(`^kosong: ContextCorruptedError: ${name.replace('.', '\\.')} is not a history file`));
+      expect(result.stderr.trimEnd().split('\n'), 'one line, no stack trace').to.have.length(1);
+      expect(readFileSync(join(ws.cwd, name)).equals(bytes), `${name} is unchanged`).to.equal(true);
+      expect(readdirSync(ws.cwd).sort(), 'nothing written beside it').to.deep.equal(before);
+    }
+  });
+
+  it('a bad line 2 and a torn last line: exit 2 naming line 2, and the file is not cut first', async () => {
+    const corrupted = `${JSON.stringify({ role: 'user', content: 'text: one' })}\n{"role":"assistant","con\n${JSON.stringify({ role: 'user', content: 'text: two' })}\n{"role":"assistant","conte`;
+    writeFileSync(file, corrupted);
+    const result = await runCli(['--provider', 'echo', '--session', 'session.jsonl', 'run', 'text: three'], ws.cwd);
+    expect(result.code).to.equal(2);
+    expect(result.stderr).to.match(/^kosong: ContextCorruptedError: session\.jsonl: line 2 /);
+    expect(readFileSync(file, 'utf8')).to.equal(corrupted);
+    expect(readdirSync(ws.cwd).filter((name) => name.includes('.torn-'))).to.deep.equal([]);
+  });
+
+  it('a session file in a directory that does not exist: exit 2 before the turn starts', async () => {
+    const result = await runCli(['--provider', 'echo', '--session', 'missing/session.jsonl', 'run', 'text: hello'], ws.cwd);
+    expect(result.code).to.equal(2);
+    expect(result.stdout, 'no turn was run').to.equal('');
+    expect(result.stderr).to.equal('kosong: ContextFileError: missing/session.jsonl: the directory missing does not exist, so the file cannot be created\n');
+    expect(existsSync(join(ws.cwd, 'missing'))).to.equal(false);
   });
 });

@@ -1,30 +1,10 @@
-import { open, readFile, truncate, type FileHandle } from 'node:fs/promises';
-import { errorMarker, hasErrorMarker, markError } from '../error-marker.js';
-import { messageFromJSON, messageToJSON } from '../message/json.js';
+import { messageToJSON } from '../message/json.js';
 import type { Message } from '../message/message.js';
+import { AppendOnlyFile, type FileState } from './append-only-file.js';
+import { cutHistoryFile, keepTornTail, readHistoryFile } from './history-file.js';
+import { parseJsonlHistory } from './jsonl-history.js';
 import type { AgentContext } from './context.js';
 
-const CONTEXT_CORRUPTED_ERROR = errorMarker('ContextCorruptedError');
-
-/** A JSONL history file is damaged somewhere other than its last line. */
-export class ContextCorruptedError extends Error {
-  constructor(
-    readonly path: string,
-    /** 1-based number of the bad line. */
-    readonly line: number,
-    detail: string,
-    options?: ErrorOptions,
-  ) {
-    super(`${path}: line ${line} is not a valid history record (${detail}); refusing to load a file corrupted in the middle`, options);
-    this.name = 'ContextCorruptedError';
-    markError(this, CONTEXT_CORRUPTED_ERROR);
-  }
-
-  /** Whether `error` is a {@link ContextCorruptedError}. */
-  static isInstance(error: unknown): error is ContextCorruptedError {
-    return hasErrorMarker(error, CONTEXT_CORRUPTED_ERROR);
-  }
-}
 
 /** What {@link LinearContext.restore} found. */
 export interface RestoreReport {
@@ -32,6 +12,8 @@ export interface RestoreReport {
   readonly messages: number;
   /** Whether a torn last line (an append cut short by a crash) was cut off the file. */
   readonly recoveredTornLine: boolean;
+  /** Where the torn last line was kept (`<file>.torn-<UTC time>`), when there was one. */
+  readonly tornLineSavedTo?: string;
 }
 
 /**
@@ -39,13 +21,17 @@ export interface RestoreReport {
  *
  * The file is append-only, one message per line, in the Python kosong wire format (so files are
  * interchangeable), plus `{"role":"_usage","token_count":N}` lines for the token count. Each
- * {@link LinearContext.append} writes its messages in one write and syncs it to disk before
- * resolving, so a step's assistant message and tool results land together or not at all.
+ * {@link LinearContext.append} writes its messages in one append and syncs it to disk before
+ * resolving, so a step's assistant message and tool results land together or not at all: a write
+ * cut short (disk full, file size limit) is undone and rejects with a `ContextFileError`, and
+ * nothing is ever written into a file that was renamed, deleted or changed by someone else.
  */
 export class LinearContext implements AgentContext {
   private readonly messages: Message[] = [];
   private tokens = 0;
-  private file: FileHandle | undefined;
+  private file: AppendOnlyFile | undefined;
+  /** The file as {@link LinearContext.restore} or the last writer left it (`null`: there was none); checked when it is opened. */
+  private restored: FileState | null | undefined;
   private needsNewline = false;
   private queue: Promise<void> = Promise.resolve();
 
@@ -63,45 +49,44 @@ export class LinearContext implements AgentContext {
   }
 
   /**
-   * Loads the file. A torn last line (no newline and not parseable: an append cut short) is cut off
-   * and reported; a bad line anywhere else is a {@link ContextCorruptedError} naming the line.
-   * A missing file is an empty history.
+   * Loads the file, after checking all of it: nothing changes (neither the file nor this context)
+   * unless every line is a valid record, except for a torn last line (no newline, not JSON: an
+   * append cut short) that follows whole records. That line is cut off, kept beside the file as
+   * `<file>.torn-<UTC time>`, and reported. A missing file is an empty history.
    *
-   * @throws if messages were already added to this context.
+   * @throws ContextCorruptedError naming the first bad line (with `notAHistoryFile` when no record
+   *   precedes it: a text file, random bytes); ContextFileError when the directory does not exist
+   *   (`missing-directory`) or the path is not a regular file (`not-a-file`); an Error if messages
+   *   were already added to this context.
    */
   async restore(): Promise<RestoreReport> {
-    if (this.messages.length > 0) throw new Error('LinearContext.restore(): the context already has messages');
+    if (this.messages.length > 0 || this.file !== undefined) throw new Error('LinearContext.restore(): the context already has messages');
     if (this.path === undefined) return { messages: 0, recoveredTornLine: false };
-    let text: string;
-    try {
-      text = await readFile(this.path, 'utf8');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { messages: 0, recoveredTornLine: false };
-      throw error;
+    const content = await readHistoryFile(this.path);
+    if (content === null) {
+      this.restored = null;
+      return { messages: 0, recoveredTornLine: false };
     }
-    const lines = text.split('\n');
-    const last = lines.pop()!; // '' when the file ends with a newline
-    let recoveredTornLine = false;
-    const parsedLast = last.trim() === '' ? undefined : tryParse(last);
-    if (last.trim() !== '' && parsedLast === undefined) {
-      await truncate(this.path, Buffer.byteLength(text, 'utf8') - Buffer.byteLength(last, 'utf8'));
-      recoveredTornLine = true;
-    } else if (parsedLast !== undefined) {
-      lines.push(last);
-      this.needsNewline = true;
+    const parsed = parseJsonlHistory(content.bytes, this.path);
+    let tornLineSavedTo: string | undefined;
+    if (parsed.tornTail) {
+      tornLineSavedTo = await keepTornTail(this.path, parsed.tornTail);
+      await cutHistoryFile(this.path, content.state, parsed.validLength);
     }
-    lines.forEach((line, index) => {
-      if (line.trim() === '') return;
-      const value = tryParse(line);
-      if (value === undefined) throw new ContextCorruptedError(this.path!, index + 1, 'not JSON');
-      this.load(value, index + 1);
-    });
-    return { messages: this.messages.length, recoveredTornLine };
+    this.messages.push(...parsed.messages);
+    if (parsed.tokenCount !== undefined) this.tokens = parsed.tokenCount;
+    this.needsNewline = parsed.needsNewline;
+    this.restored = { ...content.state, size: parsed.validLength };
+    return tornLineSavedTo === undefined
+      ? { messages: this.messages.length, recoveredTornLine: false }
+      : { messages: this.messages.length, recoveredTornLine: true, tornLineSavedTo };
   }
 
   /**
-   * Appends messages: first to the file (durably, in one write), then to memory. If the write
+   * Appends messages: first to the file (durably, in one append), then to memory. If the write
    * fails, neither has them.
+   *
+   * @throws ContextFileError if the file cannot be written (see {@link ContextFileProblem}).
    */
   async append(...messages: Message[]): Promise<void> {
     await this.write(messages.map((m) => JSON.stringify(messageToJSON(m))));
@@ -117,43 +102,22 @@ export class LinearContext implements AgentContext {
   /** Closes the file, if one is open. */
   async close(): Promise<void> {
     await this.queue;
-    await this.file?.close();
+    if (this.file === undefined) return;
+    this.restored = this.file.state; // a later append reopens it, and checks that nothing else wrote to it meanwhile
+    await this.file.close();
     this.file = undefined;
-  }
-
-  private load(value: unknown, line: number): void {
-    if (typeof value === 'object' && value !== null && 'token_count' in value) {
-      const count = (value as { token_count: unknown }).token_count;
-      if (typeof count !== 'number') throw new ContextCorruptedError(this.path!, line, 'token_count is not a number');
-      this.tokens = count;
-      return;
-    }
-    try {
-      this.messages.push(messageFromJSON(value));
-    } catch (error) {
-      throw new ContextCorruptedError(this.path!, line, (error as Error).message, { cause: error });
-    }
   }
 
   private write(lines: readonly string[]): Promise<void> {
     if (this.path === undefined || lines.length === 0) return Promise.resolve();
     const path = this.path;
     const run = this.queue.then(async () => {
-      this.file ??= await open(path, 'a');
+      this.file ??= await AppendOnlyFile.open(path, this.restored);
       const prefix = this.needsNewline ? '\n' : '';
-      await this.file.write(prefix + lines.join('\n') + '\n');
-      await this.file.datasync();
+      await this.file.append(Buffer.from(prefix + lines.join('\n') + '\n', 'utf8'));
       this.needsNewline = false;
     });
     this.queue = run.catch(() => undefined);
     return run;
-  }
-}
-
-function tryParse(line: string): unknown {
-  try {
-    return JSON.parse(line) as unknown;
-  } catch {
-    return undefined;
   }
 }
