@@ -5,7 +5,8 @@
  * - provider contract: {@link ChatProvider}, {@link StreamedMessage}, {@link TokenUsage}, provider errors;
  * - tool contract: {@link Tool}, {@link Toolset}, {@link ToolResult}, `toolOk`/`toolError`, error results;
  * - runtime: {@link generate}, {@link step}, {@link StepResult}, {@link StepHooks};
- * - kernel: {@link Kernel}, {@link definePlugin}, {@link StepRunner}, tenants, {@link HookErrorSink}.
+ * - kernel: {@link Kernel}, {@link definePlugin}, {@link StepRunner}, tenants, {@link HookErrorSink},
+ *   service identifiers ({@link TenantId}, {@link KernelOptions}).
  *
  * @packageDocumentation
  */
@@ -34,13 +35,7 @@ export * from './runtime/step-hooks.js';
 export { writeHookErrorToStderr, type HookErrorHandler, type HookErrorReport, type HookFailureKind } from './runtime/hook-guard.js';
 export { DEFAULT_CLEANUP_TIMEOUT_MS, DEFAULT_HOOK_TIMEOUT_MS, DEFAULT_MAX_HOOK_FAILURES } from './runtime/defaults.js';
 
-export { Kernel, type KernelAgentOptions, type KernelOptions, type RunnerOptions } from './kernel/kernel.js';
-export { definePlugin, type Plugin, type PluginContext, type ProviderBindingOptions } from './kernel/plugin.js';
-export type { ProviderPluginFactory } from './kernel/provider-catalog.js';
-export { StepRunner, type RunnerStepOptions } from './kernel/step-runner.js';
-export { Tenants, type TenantDefinition } from './kernel/tenants.js';
-export { HookErrorSink, stderrHookErrorSink } from './kernel/hook-error-sink.js';
-export * from './kernel/errors.js';
+export * from './kernel/index.js';
 
 export { Agent, type AgentEvent, type AgentRetry, type AgentOptions, type AgentRunOptions, type AgentStopReason, type AgentTurnResult, type StepFunction } from './agent/agent.js';
 export type { AgentContext, ContextRestoreReport } from './agent/context.js';

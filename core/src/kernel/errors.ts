@@ -26,10 +26,32 @@ export class KernelError extends Error {
   }
 }
 
-/** Why a plugin could not be used. */
-export type PluginFailure = 'invalid' | 'duplicate' | 'missing-requirement' | 'requirement-cycle' | 'setup-failed' | 'conflict' | 'dispose-failed';
+/**
+ * Why a plugin could not be used (or, for `dispose-failed`, torn down):
+ * - `invalid`, `duplicate`, `missing-requirement`, `requirement-cycle`, `setup-failed`, `conflict`: the plugin itself;
+ * - `not-injectable`: it bound a class without `@injectable()`;
+ * - `unbound-dependency`, `circular-dependency`, `resolution-failed`: one of its class-bound services
+ *   cannot be created (a dependency is not bound, the dependencies form a cycle, a constructor or
+ *   `@postConstruct` threw); the message names the service chain;
+ * - `dispose-failed`: an `onDispose` callback, a `@preDestroy` or a deactivation handler failed.
+ */
+export type PluginFailure =
+  | 'invalid'
+  | 'duplicate'
+  | 'missing-requirement'
+  | 'requirement-cycle'
+  | 'setup-failed'
+  | 'conflict'
+  | 'not-injectable'
+  | 'unbound-dependency'
+  | 'circular-dependency'
+  | 'resolution-failed'
+  | 'dispose-failed';
 
-/** A plugin could not be used; `kernel.use` left the kernel as it was before the call. */
+/**
+ * A plugin could not be used; `kernel.use` left the kernel as it was before the call. Also thrown by
+ * a step or a tenant definition when one of the plugin's services cannot be resolved for a tenant.
+ */
 export class PluginError extends KernelError {
   constructor(
     /** The plugin at fault. */
@@ -82,4 +104,9 @@ export class UnknownTenantError extends KernelError {
   static override isInstance(error: unknown): error is UnknownTenantError {
     return hasErrorMarker(error, UNKNOWN_TENANT_ERROR);
   }
+}
+
+/** The message of an error, or the value as a string. @internal */
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

@@ -1,18 +1,20 @@
-import { Container, ContainerModule, type ContainerModuleLoadOptions } from 'inversify';
+import { Container, ContainerModule } from 'inversify';
 import { Agent, type AgentOptions } from '../agent/agent.js';
 import { ChatProvider } from '../provider/chat-provider.js';
-import type { StepOptions } from '../runtime/step.js';
 import { StepHooks, type NamedStepHooks } from '../runtime/step-hooks.js';
 import { emptyToolset, Toolset } from '../tooling/toolset.js';
-import { KernelError, PluginError, UnknownProviderError } from './errors.js';
+import type { Contribution } from './contribution.js';
+import { errorMessage, KernelError, PluginError, UnknownProviderError } from './errors.js';
 import { HookErrorSink, stderrHookErrorSink } from './hook-error-sink.js';
-import type { Plugin, PluginContext, ProviderBindingOptions } from './plugin.js';
+import { KernelOptions } from './kernel-options.js';
+import type { Plugin } from './plugin.js';
+import { createPluginContext, type PluginHost } from './plugin-context.js';
+import { PluginRecord } from './plugin-record.js';
+import { ScopedServices } from './scoped-services.js';
+import { KernelScope, ScopeToken, type ServiceScope } from './service-scope.js';
 import { StepRunner, type ResolvedStep } from './step-runner.js';
-import { StepLeases } from './leases.js';
-import { Tenants } from './tenants.js';
-
-/** Options of a {@link Kernel}: defaults for every step it runs. */
-export type KernelOptions = Pick<StepOptions, 'dispatch' | 'hookTimeoutMs' | 'cleanupTimeoutMs'>;
+import { TenantId } from './tenant-id.js';
+import { Tenants, TenantScope } from './tenants.js';
 
 /** Options of {@link Kernel.runner}. */
 export interface RunnerOptions {
@@ -25,19 +27,13 @@ export interface RunnerOptions {
 /** Options of {@link Kernel.agent}. */
 export interface KernelAgentOptions extends RunnerOptions, Omit<AgentOptions, 'step'> {}
 
-/** What one used plugin contributed. */
-interface UsedPlugin {
-  readonly plugin: Plugin;
-  readonly module: ContainerModule;
-  readonly providers: string[];
-  readonly disposers: (() => void | Promise<void>)[];
-  claimedDefault: boolean;
-  ownsToolset: boolean;
-}
-
 /**
  * The kernel: an inversify container from which providers, toolsets and hook plugins are resolved,
- * plus per-tenant child containers. It wires; `step()` does the work.
+ * plus a scope per tenant. It wires; `step()` does the work.
+ *
+ * What a step of a scope resolves (provider, toolset, hooks, hook-error sink) is cached until the
+ * next `use`, the tenant's `setToolset`, or its redefinition; bindings changed through
+ * {@link Kernel.container} directly are not noticed before then.
  *
  * @example
  * const kernel = new Kernel();
@@ -48,29 +44,43 @@ interface UsedPlugin {
 export class Kernel {
   /** The inversify container, as an escape hatch. Prefer plugins for bindings. */
   readonly container = new Container();
-  /** The tenants: child containers with their own toolsets, providers and hooks. */
+  /** The tenants: scopes with their own toolsets, providers, hooks and bindings. */
   readonly tenants: Tenants;
 
-  /** Steps running without a tenant (disposal waits for them). */
-  readonly #leases = new StepLeases();
-  readonly #used = new Map<string, UsedPlugin>();
+  /** The kernel's own scope: steps without a tenant, and the plugins' services. */
+  readonly #scope = new KernelScope(this.container);
+  readonly #records = new Map<string, PluginRecord>();
   readonly #hookOwners = new WeakMap<object, string>();
+  readonly #services: ScopedServices;
   readonly #options: KernelOptions;
+  /** Bumped whenever the plugins change: what scopes resolved before is stale. */
+  #generation = 0;
+  /** Whether any used class-bound service is scope-dependent (then every tenant needs a container), by generation. */
+  #scopeDependent = { generation: -1, value: false };
   #queue: Promise<unknown> = Promise.resolve();
   #disposed = false;
 
   constructor(options: KernelOptions = {}) {
     this.#options = options;
-    this.tenants = new Tenants(
-      this.container,
-      (name) => this.#checkProvider(name),
-      () => this.#checkOpen(),
-    );
+    this.#services = new ScopedServices(this.#scope, (contribution, instance) => {
+      if (contribution.kind === 'hooks') this.#hookOwners.set(instance, contribution.plugin);
+    });
+    this.tenants = new Tenants({
+      container: this.container,
+      checkProvider: (name) => this.#checkProvider(name),
+      checkOpen: () => this.#checkOpen(),
+      toolsetFor: (scope) => this.#toolsetFor(scope),
+      checkScope: (scope) => {
+        for (const contribution of this.#classContributions()) this.#services.valueIn(contribution, scope);
+      },
+    });
+    this.container.load(this.#kernelModule());
   }
 
   /**
    * Uses plugins, in dependency order. All or nothing: if any plugin is invalid, a duplicate, misses a
-   * requirement or fails in `setup`, everything this call bound is removed again and the error (a
+   * requirement, fails in `setup`, or binds a class that cannot be created (each class-bound service
+   * is created once right away), everything this call bound is removed again and the error (a
    * {@link PluginError} naming the plugin) is thrown; the kernel is as it was before the call.
    */
   use(...plugins: Plugin[]): Promise<void> {
@@ -84,7 +94,7 @@ export class Kernel {
     this.#checkOpen();
     if (options.tenant !== undefined) this.tenants.scope(options.tenant);
     if (options.provider !== undefined) this.#checkProvider(options.provider);
-    return new StepRunner((tenant, provider) => this.#resolve(tenant, provider), options.tenant, options.provider);
+    return this.#runner(options.tenant, options.provider);
   }
 
   /**
@@ -106,63 +116,78 @@ export class Kernel {
 
   /** The names of the used plugins, in the order they were used. */
   plugins(): string[] {
-    return [...this.#used.keys()];
+    return [...this.#records.keys()];
   }
 
   /** The names of the registered chat providers; the default one first. */
   providers(): string[] {
-    const names = [...this.#used.values()].flatMap((u) => u.providers);
+    const names = [...this.#records.values()].flatMap((r) => r.providerNames());
     const fallback = this.#defaultProvider();
     return fallback === undefined ? names : [fallback, ...names.filter((n) => n !== fallback)];
   }
 
   /**
    * Disposes the kernel: removes every tenant and waits for every running step (tenant or not) to
-   * finish, runs the plugins' dispose callbacks in reverse order, and unbinds everything
-   * (deactivation handlers run).
+   * finish; then, plugin by plugin in reverse order, deactivates its services (reverse creation
+   * order: `@preDestroy` and deactivation handlers, each awaited), its raw bindings, and runs its
+   * dispose callbacks; then unbinds everything left. Every step runs even if some fail; the failures
+   * are thrown at the end as one `AggregateError` (of {@link PluginError}s `dispose-failed`, and the
+   * tenants' errors).
    */
   async dispose(): Promise<void> {
     if (this.#disposed) return;
     await this.#queue;
     this.#disposed = true;
-    await Promise.all([this.tenants.removeAll(), this.#leases.idle()]);
     const errors: unknown[] = [];
-    for (const used of [...this.#used.values()].reverse()) await runDisposers(used, errors);
-    this.#used.clear();
-    await this.container.unbindAllAsync();
+    await Promise.all([this.tenants.removeAll(errors), this.#scope.leases.idle()]);
+    for (const record of [...this.#records.values()].reverse()) await record.teardown(this.container, [this.#scope], errors);
+    this.#records.clear();
+    try {
+      await this.container.unbindAllAsync();
+    } catch (error) {
+      errors.push(new KernelError(`Unbinding the kernel's container failed: ${errorMessage(error)}`, { cause: error }));
+    }
     if (errors.length > 0) throw new AggregateError(errors, 'Some plugins failed to dispose');
   }
 
   async #use(plugins: readonly Plugin[]): Promise<void> {
     this.#checkOpen();
     const ordered = this.#order(plugins);
-    const done: UsedPlugin[] = [];
+    const records: PluginRecord[] = [];
+    const host: PluginHost = {
+      records: this.#records,
+      hookOwners: this.#hookOwners,
+      services: this.#services,
+      toolsetFor: (scope) => this.#toolsetFor(scope),
+    };
     try {
       for (const plugin of ordered) {
-        const used: UsedPlugin = {
-          plugin,
-          module: new ContainerModule((options) => plugin.setup(this.#context(used, options))),
-          providers: [],
-          disposers: [],
-          claimedDefault: false,
-          ownsToolset: false,
-        };
-        done.push(used);
-        this.#used.set(plugin.name, used);
+        const record = new PluginRecord(plugin);
+        record.module = new ContainerModule((options) => plugin.setup(createPluginContext(record, options, host)));
+        records.push(record);
+        this.#records.set(plugin.name, record);
         try {
-          await this.container.loadAsync(used.module);
+          await this.container.loadAsync(record.module);
         } catch (error) {
-          throw PluginError.isInstance(error) ? error : new PluginError(plugin.name, 'setup-failed', `setup failed: ${describe(error)}`, { cause: error });
+          throw PluginError.isInstance(error) ? error : new PluginError(plugin.name, 'setup-failed', `setup failed: ${errorMessage(error)}`, { cause: error });
         }
       }
+      // The eager check: every class-bound service of this call is created once, in the kernel's
+      // scope and in every tenant with bindings of its own.
+      const added = records.flatMap((r) => r.contributions).filter((c) => c.class);
+      for (const scope of [this.#scope, ...this.tenants.scopesWithBindings()]) {
+        for (const contribution of added) this.#services.valueIn(contribution, scope);
+      }
     } catch (error) {
-      const cleanupErrors: unknown[] = [];
-      for (const used of done.reverse()) {
-        this.#used.delete(used.plugin.name);
-        await runDisposers(used, cleanupErrors);
-        await this.container.unloadAsync(used.module);
+      const ignored: unknown[] = [];
+      const scopes = [...this.tenants.scopesWithContainers(), this.#scope];
+      for (const record of records.reverse()) {
+        await record.teardown(this.container, scopes, ignored);
+        this.#records.delete(record.name);
       }
       throw error;
+    } finally {
+      this.#generation++;
     }
   }
 
@@ -174,7 +199,7 @@ export class Kernel {
       if (typeof name !== 'string' || name === '' || typeof plugin.setup !== 'function') {
         throw new PluginError(String(name), 'invalid', 'not a plugin (it needs a name and a setup function; use definePlugin)');
       }
-      if (this.#used.has(name) || batch.has(name)) throw new PluginError(name, 'duplicate', 'a plugin with this name is already used');
+      if (this.#records.has(name) || batch.has(name)) throw new PluginError(name, 'duplicate', 'a plugin with this name is already used');
       batch.set(name, plugin);
     }
     const ordered: Plugin[] = [];
@@ -189,7 +214,7 @@ export class Kernel {
       for (const required of plugin.requires ?? []) {
         const inBatch = batch.get(required);
         if (inBatch) visit(inBatch, [...path, plugin.name]);
-        else if (!this.#used.has(required)) {
+        else if (!this.#records.has(required)) {
           throw new PluginError(plugin.name, 'missing-requirement', `requires plugin "${required}", which is not used`);
         }
       }
@@ -200,122 +225,124 @@ export class Kernel {
     return ordered;
   }
 
-  #context(used: UsedPlugin, options: ContainerModuleLoadOptions): PluginContext {
-    const name = used.plugin.name;
-    return {
-      ...options,
-      plugin: name,
-      bindChatProvider: (providerName: string, provider: ChatProvider | (() => ChatProvider), bindingOptions: ProviderBindingOptions = {}) => {
-        if (typeof providerName !== 'string' || providerName === '') throw new PluginError(name, 'invalid', 'a provider needs a non-empty name');
-        const owner = this.#providerOwner(providerName);
-        if (owner !== undefined || used.providers.includes(providerName)) {
-          throw new PluginError(name, 'conflict', `chat provider "${providerName}" is already registered by plugin "${owner ?? name}"`);
-        }
-        if (bindingOptions.default) {
-          const claimed = [...this.#used.values()].find((u) => u.claimedDefault);
-          if (claimed) throw new PluginError(name, 'conflict', `plugin "${claimed.plugin.name}" already registered the default provider`);
-          used.claimedDefault = true;
-        }
-        const binding = options.bind(ChatProvider);
-        if (typeof provider === 'function') binding.toDynamicValue(() => provider()).inSingletonScope().whenNamed(providerName);
-        else binding.toConstantValue(provider).whenNamed(providerName);
-        used.providers.push(providerName);
-        if (bindingOptions.default) used.providers.unshift(used.providers.pop()!);
-      },
-      bindToolset: (toolset) => {
-        const owner = [...this.#used.values()].find((u) => u.ownsToolset);
-        if (owner) throw new PluginError(name, 'conflict', `plugin "${owner.plugin.name}" already bound the global toolset (combine them into one)`);
-        options.bind(Toolset).toConstantValue(toolset);
-        used.ownsToolset = true;
-      },
-      bindHooks: (hooks) => {
-        const owner = this.#hookOwners.get(hooks);
-        if (owner !== undefined && owner !== name && this.#used.has(owner)) {
-          throw new PluginError(name, 'conflict', `this hooks object is already bound by plugin "${owner}"; give each plugin its own`);
-        }
-        this.#hookOwners.set(hooks, name);
-        options.bind(StepHooks).toConstantValue(hooks);
-      },
-      bindHookErrorSink: (sink) => {
-        options.bind(HookErrorSink).toConstantValue(sink);
-      },
-      onDispose: (dispose) => {
-        used.disposers.push(dispose);
-      },
-    };
+  /**
+   * What the kernel binds itself: the scope of its container, and the services a plugin's class may
+   * inject that differ between scopes (tenant id, step runner, default provider) or not (options).
+   */
+  #kernelModule(): ContainerModule {
+    return new ContainerModule(({ bind }) => {
+      bind(ScopeToken).toConstantValue(this.#scope);
+      bind(KernelOptions).toConstantValue(this.#options);
+      bind(TenantId).toDynamicValue(() => {
+        this.#services.touch();
+        return undefined;
+      });
+      bind(StepRunner).toDynamicValue((context) => {
+        this.#services.touch();
+        return this.#runner(this.#services.scopeOf(context).tenant, undefined);
+      });
+      bind(ChatProvider)
+        .toDynamicValue((context) => {
+          this.#services.touch();
+          return this.#providerFor(this.#services.scopeOf(context), undefined);
+        })
+        .whenDefault();
+    });
+  }
+
+  #runner(tenant: string | undefined, provider: string | undefined): StepRunner {
+    return new StepRunner((t, p) => this.#resolve(t, p), tenant, provider);
   }
 
   #resolve(tenant: string | undefined, providerName: string | undefined): ResolvedStep {
     this.#checkOpen();
-    const scope = tenant === undefined ? undefined : this.tenants.scope(tenant);
-    const own = scope?.container;
-
-    let provider: ChatProvider;
-    const name = providerName ?? scope?.providerName;
-    if (name !== undefined) provider = this.#providerByName(name);
-    else if (own?.isCurrentBound(ChatProvider)) provider = own.get<ChatProvider>(ChatProvider);
-    else {
-      const fallback = this.#defaultProvider();
-      if (fallback === undefined) throw new UnknownProviderError(undefined, []);
-      provider = this.#providerByName(fallback);
+    const scope = tenant === undefined ? this.#scope : this.tenants.scope(tenant);
+    if (scope.generation !== this.#generation) {
+      scope.invalidate();
+      scope.generation = this.#generation;
     }
+    const key = providerName ?? '';
+    let resolved = scope.steps.get(key);
+    if (resolved === undefined) {
+      resolved = this.#resolveStep(scope, providerName);
+      scope.steps.set(key, resolved);
+    }
+    return resolved;
+  }
 
-    const toolset = scope?.toolset ?? (this.container.isBound(Toolset) ? this.container.get<Toolset>(Toolset) : emptyToolset);
-
-    const hooks: NamedStepHooks[] = this.container
+  #resolveStep(scope: ServiceScope, providerName: string | undefined): ResolvedStep {
+    const provider = this.#providerFor(scope, providerName);
+    const toolset = this.#toolsetFor(scope);
+    // A tenant without a container of its own sees exactly the kernel's plugins.
+    const container = scope instanceof TenantScope && (scope.ownBindings || this.#anyScopeDependent()) ? scope.ensureContainer() : this.container;
+    const hooks: NamedStepHooks[] = container
       .getAll<StepHooks>(StepHooks)
       .map((h, i) => ({ name: this.#hookOwners.get(h) ?? `hooks #${i + 1}`, hooks: h }));
-    if (scope) hooks.push(...scope.hooks);
-
-    const sink =
-      (own?.isCurrentBound(HookErrorSink) ? own.getAll<HookErrorSink>(HookErrorSink).at(-1) : undefined) ??
-      this.container.getAll<HookErrorSink>(HookErrorSink).at(-1) ??
-      stderrHookErrorSink;
-
+    if (scope instanceof TenantScope) hooks.push(...scope.hooks);
+    const sink = container.getAll<HookErrorSink>(HookErrorSink).at(-1) ?? stderrHookErrorSink;
     return {
       provider,
       toolset,
       hooks,
       onHookError: (report) => sink.report(report),
       defaults: this.#options,
-      lease: () => (scope ? scope.leases.lease() : this.#leases.lease()),
+      lease: () => scope.leases.lease(),
     };
   }
 
-  #providerByName(name: string): ChatProvider {
-    this.#checkProvider(name);
-    return this.container.get<ChatProvider>(ChatProvider, { name });
+  /** The provider a step of `scope` uses: the one named, else the tenant's own, else the default. */
+  #providerFor(scope: ServiceScope, providerName: string | undefined): ChatProvider {
+    const tenant = scope instanceof TenantScope ? scope : undefined;
+    let name = providerName ?? tenant?.providerName;
+    if (name === undefined) {
+      if (tenant?.ownProvider) return tenant.ownProvider;
+      if (tenant?.moduleProvider) return tenant.container!.get<ChatProvider>(ChatProvider);
+      name = this.#defaultProvider();
+      if (name === undefined) throw new UnknownProviderError(undefined, []);
+    }
+    const contribution = this.#providerContribution(name);
+    if (!contribution) throw new UnknownProviderError(name, this.providers());
+    return this.#services.valueIn(contribution, scope);
   }
 
-  #checkProvider(name: string): void {
-    if (this.#providerOwner(name) === undefined) throw new UnknownProviderError(name, this.providers());
+  /** The toolset a step of `scope` uses: the tenant's own (set, given, or bound by its modules), else the global one. */
+  #toolsetFor(scope: ServiceScope): Toolset {
+    if (scope instanceof TenantScope) {
+      const own = scope.toolsetOverride ?? scope.ownToolset;
+      if (own) return own;
+      if (scope.moduleToolset) return scope.container!.get<Toolset>(Toolset);
+    }
+    const global = [...this.#records.values()].find((r) => r.toolset)?.toolset;
+    if (global) return this.#services.valueIn(global, scope);
+    return this.container.isBound(Toolset) ? this.container.get<Toolset>(Toolset) : emptyToolset;
   }
 
-  #providerOwner(name: string): string | undefined {
-    for (const used of this.#used.values()) if (used.providers.includes(name)) return used.plugin.name;
+  #classContributions(): Contribution[] {
+    return [...this.#records.values()].flatMap((r) => r.contributions).filter((c) => c.class);
+  }
+
+  #anyScopeDependent(): boolean {
+    if (this.#scopeDependent.generation !== this.#generation) {
+      this.#scopeDependent = { generation: this.#generation, value: this.#classContributions().some((c) => c.scopeDependent) };
+    }
+    return this.#scopeDependent.value;
+  }
+
+  #providerContribution(name: string): Contribution<ChatProvider> | undefined {
+    for (const record of this.#records.values()) for (const provider of record.providers) if (provider.name === name) return provider;
     return undefined;
   }
 
+  #checkProvider(name: string): void {
+    if (this.#providerContribution(name) === undefined) throw new UnknownProviderError(name, this.providers());
+  }
+
   #defaultProvider(): string | undefined {
-    const values = [...this.#used.values()];
-    return (values.find((u) => u.claimedDefault) ?? values.find((u) => u.providers.length > 0))?.providers[0];
+    const records = [...this.#records.values()];
+    return (records.find((r) => r.claimedDefault) ?? records.find((r) => r.providers.length > 0))?.providers[0]?.name;
   }
 
   #checkOpen(): void {
     if (this.#disposed) throw new KernelError('The kernel is disposed');
   }
-}
-
-async function runDisposers(used: UsedPlugin, errors: unknown[]): Promise<void> {
-  for (const dispose of used.disposers.reverse()) {
-    try {
-      await dispose();
-    } catch (error) {
-      errors.push(new PluginError(used.plugin.name, 'dispose-failed', `dispose failed: ${describe(error)}`, { cause: error }));
-    }
-  }
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

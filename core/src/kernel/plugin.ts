@@ -2,6 +2,7 @@ import type { ContainerModuleLoadOptions } from 'inversify';
 import type { ChatProvider } from '../provider/chat-provider.js';
 import type { StepHooks } from '../runtime/step-hooks.js';
 import type { Toolset } from '../tooling/toolset.js';
+import type { ServiceClass } from './contribution.js';
 import { PluginError } from './errors.js';
 import type { HookErrorSink } from './hook-error-sink.js';
 
@@ -15,22 +16,33 @@ export interface ProviderBindingOptions {
  * What a plugin's `setup` gets: one-line helpers for the kernel's extension points, plus the raw
  * inversify module API (`bind`, `isBound`, `onActivation`, `onDeactivation`, …) for anything else.
  * Everything bound here is removed again if the plugin (or another in the same `use` call) fails.
+ *
+ * Each helper takes a ready object or an `@injectable()` class. A class is created by the container,
+ * with its dependencies injected, once per scope that needs its own (see the kernel's README:
+ * "Writing a plugin"); it is created once right away in the kernel's scope, so a missing
+ * `@injectable()`, an unbound dependency or a dependency cycle fails `kernel.use` with a
+ * {@link PluginError} naming this plugin and the service chain. Its `@preDestroy` runs when the kernel
+ * is disposed (or the tenant it was created for is removed).
  */
 export interface PluginContext extends ContainerModuleLoadOptions {
   /** The plugin's name. */
   readonly plugin: string;
   /**
-   * Registers a chat provider under `name`. A factory is called once, on first use. The first
-   * provider registered is the default unless another says `{ default: true }`.
+   * Registers a chat provider under `name`: an object, an `@injectable()` class, or a factory (called
+   * once, on first use). The first provider registered is the default unless another says
+   * `{ default: true }`.
    */
-  bindChatProvider(name: string, provider: ChatProvider | (() => ChatProvider), options?: ProviderBindingOptions): void;
+  bindChatProvider(name: string, provider: ChatProvider | ServiceClass<ChatProvider> | (() => ChatProvider), options?: ProviderBindingOptions): void;
   /** Sets the global toolset: the one steps use unless their tenant has its own. Only one plugin may. */
-  bindToolset(toolset: Toolset): void;
+  bindToolset(toolset: Toolset | ServiceClass<Toolset>): void;
   /** Adds lifecycle hooks to every step; failures are reported under this plugin's name. */
-  bindHooks(hooks: StepHooks): void;
+  bindHooks(hooks: StepHooks | ServiceClass<StepHooks>): void;
   /** Replaces the hook-error sink (the last one bound wins). */
-  bindHookErrorSink(sink: HookErrorSink): void;
-  /** Runs when the kernel is disposed, or when this `use` call fails after setup (in reverse order). */
+  bindHookErrorSink(sink: HookErrorSink | ServiceClass<HookErrorSink>): void;
+  /**
+   * Runs when the kernel is disposed, or when this `use` call fails after setup (in reverse order,
+   * after this plugin's services were deactivated).
+   */
   onDispose(dispose: () => void | Promise<void>): void;
 }
 

@@ -7,6 +7,7 @@ import { HookBus } from '../runtime/hook-bus.js';
 import { HookGuard } from '../runtime/hook-guard.js';
 import { asNamedHooks, type NamedStepHooks, type RetryEvent, type StepEventContext, type StepHooks } from '../runtime/step-hooks.js';
 import type { Toolset } from '../tooling/toolset.js';
+import type { KernelOptions } from './kernel-options.js';
 
 /** What a runner resolved for one step. @internal */
 export interface ResolvedStep {
@@ -16,7 +17,7 @@ export interface ResolvedStep {
   readonly hooks: readonly NamedStepHooks[];
   readonly onHookError: HookErrorHandler;
   /** Step options the kernel was configured with. */
-  readonly defaults: Pick<StepOptions, 'dispatch' | 'hookTimeoutMs' | 'cleanupTimeoutMs'>;
+  readonly defaults: KernelOptions;
   /** Marks the step as running for its tenant; the returned function marks it done. */
   lease(): () => void;
 }
@@ -33,8 +34,11 @@ export interface RunnerStepOptions
 
 /**
  * Runs steps for one scope (a tenant, or none) and one provider choice. Each step resolves its
- * provider, toolset and hooks anew when it starts, so it sees the kernel as it is then; a running
- * step keeps what it started with.
+ * provider, toolset and hooks when it starts, so it sees the kernel as it is then; a running step
+ * keeps what it started with.
+ *
+ * It is also a service identifier: a plugin's class can `@inject(StepRunner)` to get a runner of the
+ * scope it was created in (e.g. a summariser that calls the model itself).
  */
 export class StepRunner {
   /** @internal Created by `kernel.runner()`. */

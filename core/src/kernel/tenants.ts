@@ -1,9 +1,16 @@
-import { Container, type ContainerModule } from 'inversify';
+import { Container, ContainerModule, type BindingIdentifier, type ContainerModuleLoadOptions } from 'inversify';
 import { ChatProvider } from '../provider/chat-provider.js';
 import { asNamedHooks, StepHooks, type NamedStepHooks } from '../runtime/step-hooks.js';
 import { Toolset } from '../tooling/toolset.js';
-import { KernelError, UnknownTenantError } from './errors.js';
-import { StepLeases } from './leases.js';
+import { recordBindings } from './binding-recorder.js';
+import { errorMessage, KernelError, UnknownTenantError } from './errors.js';
+import { ScopeToken, ServiceScope } from './service-scope.js';
+import { TenantId } from './tenant-id.js';
+
+/** What a tenant's {@link TenantDefinition.module} gets: the inversify module API and the tenant's id. */
+export interface TenantModuleContext extends ContainerModuleLoadOptions {
+  readonly tenant: string;
+}
 
 /** How a tenant differs from the global setup. Everything is optional. */
 export interface TenantDefinition {
@@ -13,73 +20,152 @@ export interface TenantDefinition {
   readonly provider?: string | ChatProvider;
   /** Hooks for this tenant's steps only, after the global ones. */
   readonly hooks?: readonly (StepHooks | NamedStepHooks)[];
-  /** Extra bindings for the tenant's container (synchronous modules: they are loaded with `load`). */
+  /**
+   * The tenant's own bindings (its API key, its settings), run once when the tenant is defined:
+   * `module: (ctx) => ctx.bind(ApiKey).toConstantValue(key)`. The plugins' class-bound services
+   * resolved for this tenant are created in its scope, with these injected. Synchronous.
+   */
+  readonly module?: (context: TenantModuleContext) => void;
+  /** More bindings, as inversify modules (synchronous: they are loaded with `load`). */
   readonly modules?: readonly ContainerModule[];
 }
 
-/** One tenant: a child container, its own hooks and toolset choice, and the steps running for it. @internal */
-export class TenantScope {
+/** What tenants need of their kernel. @internal */
+export interface TenantHost {
+  /** The kernel's container: the parent of every tenant's. */
+  readonly container: Container;
+  checkProvider(name: string): void;
+  checkOpen(): void;
+  /** The toolset a step of `scope` uses (what `Toolset` resolves to in the tenant's container). */
+  toolsetFor(scope: TenantScope): Toolset;
+  /** Creates the plugins' class-bound services in a new scope with bindings of its own (the eager check). */
+  checkScope(scope: TenantScope): void;
+}
+
+/**
+ * One tenant: its hooks, toolset and provider choice, the steps running for it, and — only once it
+ * needs one — a child container of the kernel's, holding its own bindings and the services created
+ * for it. Most tenants never need one. @internal
+ */
+export class TenantScope extends ServiceScope {
   readonly hooks: readonly NamedStepHooks[];
   readonly providerName: string | undefined;
-  readonly leases = new StepLeases();
-  /** Set by `setToolset`: used instead of the container's toolset from the next step on. */
+  /** The provider instance of the tenant's own, if it has one. */
+  readonly ownProvider: ChatProvider | undefined;
+  /** The toolset given in the definition, if any. */
+  readonly ownToolset: Toolset | undefined;
+  readonly ownBindings: boolean;
+  /** Set by `setToolset`: used instead of the tenant's other toolsets from the next step on. */
   toolsetOverride: Toolset | undefined;
+  /** Whether the tenant's modules bound a `Toolset` / an unnamed `ChatProvider` of their own. */
+  moduleToolset = false;
+  moduleProvider = false;
+  #container: Container | undefined;
+  /** What its `module` bound, in order. */
+  readonly #moduleBindings: BindingIdentifier[] = [];
 
   constructor(
-    readonly id: string,
-    readonly container: Container,
-    definition: TenantDefinition,
+    readonly tenant: string,
+    private readonly definition: TenantDefinition,
+    private readonly host: TenantHost,
   ) {
-    this.hooks = (definition.hooks ?? []).map((hooks, i) => asNamedHooks(hooks, `tenant ${id} hooks #${i + 1}`));
+    super();
+    this.hooks = (definition.hooks ?? []).map((hooks, i) => asNamedHooks(hooks, `tenant ${tenant} hooks #${i + 1}`));
     this.providerName = typeof definition.provider === 'string' ? definition.provider : undefined;
+    this.ownProvider = typeof definition.provider === 'object' ? definition.provider : undefined;
+    this.ownToolset = definition.toolset;
+    this.ownBindings = definition.module !== undefined || (definition.modules?.length ?? 0) > 0;
   }
 
-  /** The toolset a step starting now uses, if the tenant has one of its own. */
-  get toolset(): Toolset | undefined {
-    if (this.toolsetOverride) return this.toolsetOverride;
-    return this.container.isCurrentBound(Toolset) ? this.container.get<Toolset>(Toolset) : undefined;
+  get container(): Container | undefined {
+    return this.#container;
+  }
+
+  ensureContainer(): Container {
+    return (this.#container ??= this.#createContainer());
+  }
+
+  #createContainer(): Container {
+    const container = new Container({ parent: this.host.container });
+    container.bind(ScopeToken).toConstantValue(this);
+    container.bind(TenantId).toConstantValue(this.tenant);
+    const { module, modules = [] } = this.definition;
+    if (module) {
+      const tenant = this.tenant;
+      // Wrapped: an arrow that returns its binding would make `load` think the module is async.
+      container.load(new ContainerModule((options) => void module({ ...recordBindings(options, (b) => this.#moduleBindings.push(b)), tenant })));
+    }
+    if (modules.length > 0) container.load(...modules);
+    if (container.isCurrentBound(StepHooks)) {
+      throw new KernelError(`Tenant "${this.tenant}": bind its hooks with define(id, { hooks }), not in a module`);
+    }
+    this.moduleToolset = container.isCurrentBound(Toolset);
+    this.moduleProvider = container.isCurrentBound(ChatProvider);
+    if (!this.moduleToolset) container.bind(Toolset).toDynamicValue(() => this.host.toolsetFor(this));
+    return container;
+  }
+
+  /**
+   * Disposes the tenant's container: the services created for it (reverse creation order), what its
+   * `module` bound (reverse order), its `modules`, then the rest. Each step awaited; failures are
+   * added to `errors`.
+   */
+  async dispose(errors: unknown[]): Promise<void> {
+    const container = this.#container;
+    if (!container) return;
+    await this.deactivate(errors);
+    const attempt = async (what: string, run: () => Promise<void>): Promise<void> => {
+      try {
+        await run();
+      } catch (error) {
+        errors.push(new KernelError(`Tenant "${this.tenant}": ${what} failed to deactivate: ${errorMessage(error)}`, { cause: error }));
+      }
+    };
+    for (const binding of this.#moduleBindings.splice(0).reverse()) await attempt('a binding of its module', () => container.unbindAsync(binding));
+    for (const module of [...(this.definition.modules ?? [])].reverse()) await attempt('a module', () => container.unloadAsync(module));
+    await attempt('its container', () => container.unbindAllAsync());
   }
 }
 
 /**
- * The tenants of a kernel. Each tenant is a child container of the kernel's container; its toolset,
- * provider and extra bindings live there, never in the root, so nothing of one tenant can be handed
- * to another. A running step keeps the toolset it started with; changes apply to the next step.
+ * The tenants of a kernel. Each tenant's toolset, provider and bindings are its own, never bound in
+ * the kernel's container, so nothing of one tenant can be handed to another. A running step keeps
+ * the toolset it started with; changes apply to the next step.
  */
 export class Tenants {
   private readonly scopes = new Map<string, TenantScope>();
   /** Removals waiting for running steps, by tenant id (a tenant may be defined again meanwhile). */
-  private readonly removals = new Map<string, Promise<void>>();
+  private readonly removals = new Map<string, { readonly scope: TenantScope; readonly done: Promise<void> }>();
 
   /** @internal Created by the kernel. */
-  constructor(
-    private readonly root: Container,
-    private readonly checkProvider: (name: string) => void,
-    private readonly checkOpen: () => void,
-  ) {}
+  constructor(private readonly host: TenantHost) {}
 
   /**
    * Defines a tenant. An id whose removal is still pending may be defined again: the new tenant is
-   * a fresh container, the old one is disposed when its steps finish.
+   * a fresh scope, the old one is disposed when its steps finish. A tenant with bindings of its own
+   * (`module`, `modules`) gets the plugins' class-bound services created for it right away, so a
+   * dependency it lacks fails here.
    *
    * @throws {KernelError} if the id is taken, or a module binds `StepHooks` (give tenant hooks with
-   * `hooks`); {@link UnknownProviderError} for an unknown provider name.
+   * `hooks`); {@link UnknownProviderError} for an unknown provider name; {@link PluginError} if a
+   * plugin's service cannot be created with the tenant's bindings (naming the plugin and the chain).
    */
   define(id: string, definition: TenantDefinition = {}): void {
-    this.checkOpen();
+    this.host.checkOpen();
     if (typeof id !== 'string' || id === '') throw new KernelError('A tenant id must be a non-empty string');
     if (this.scopes.has(id)) throw new KernelError(`Tenant "${id}" is already defined; remove it first, or use setToolset`);
-    if (typeof definition.provider === 'string') this.checkProvider(definition.provider);
-    const container = new Container({ parent: this.root });
-    if (definition.toolset) container.bind(Toolset).toConstantValue(definition.toolset);
-    if (definition.provider !== undefined && typeof definition.provider !== 'string') {
-      container.bind(ChatProvider).toConstantValue(definition.provider);
+    if (typeof definition.provider === 'string') this.host.checkProvider(definition.provider);
+    const scope = new TenantScope(id, definition, this.host);
+    if (scope.ownBindings) {
+      try {
+        scope.ensureContainer();
+        this.host.checkScope(scope);
+      } catch (error) {
+        void scope.dispose([]); // what was created before the failure; a failure to deactivate it is moot
+        throw error;
+      }
     }
-    if (definition.modules?.length) container.load(...definition.modules);
-    if (container.isCurrentBound(StepHooks)) {
-      throw new KernelError(`Tenant "${id}": bind its hooks with define(id, { hooks }), not in a module`);
-    }
-    this.scopes.set(id, new TenantScope(id, container, definition));
+    this.scopes.set(id, scope);
   }
 
   /**
@@ -88,7 +174,9 @@ export class Tenants {
    * disposed with the tenant.
    */
   setToolset(id: string, toolset: Toolset): void {
-    this.scope(id).toolsetOverride = toolset;
+    const scope = this.scope(id);
+    scope.toolsetOverride = toolset;
+    scope.invalidate();
   }
 
   /** Whether a tenant is defined. */
@@ -103,23 +191,29 @@ export class Tenants {
 
   /**
    * Removes a tenant: new steps for it fail at once, running ones finish (through their cleanup),
-   * then its container is disposed (deactivation handlers run). Calling it again while the removal
-   * is pending returns the same promise.
+   * then its container is disposed: the services created for it are deactivated in reverse creation
+   * order (`@preDestroy`, deactivation handlers, each awaited), then its own bindings. Calling it
+   * again while the removal is pending returns the same promise. If some deactivation failed, the
+   * promise rejects, after everything ran, with an `AggregateError` of them.
    */
   remove(id: string): Promise<void> {
     const scope = this.scopes.get(id);
     if (!scope) {
-      return this.removals.get(id) ?? Promise.reject(new UnknownTenantError(id, this.list()));
+      return this.removals.get(id)?.done ?? Promise.reject(new UnknownTenantError(id, this.list()));
     }
     this.scopes.delete(id);
-    const removal: Promise<void> = scope.leases
+    const done: Promise<void> = scope.leases
       .idle()
-      .then(() => scope.container.unbindAllAsync())
+      .then(async () => {
+        const errors: unknown[] = [];
+        await scope.dispose(errors);
+        if (errors.length > 0) throw new AggregateError(errors, `Tenant "${id}": some services failed to deactivate`);
+      })
       .finally(() => {
-        if (this.removals.get(id) === removal) this.removals.delete(id);
+        if (this.removals.get(id)?.done === done) this.removals.delete(id);
       });
-    this.removals.set(id, removal);
-    return removal;
+    this.removals.set(id, { scope, done });
+    return done;
   }
 
   /** @internal The scope of a tenant that can run steps. */
@@ -129,9 +223,26 @@ export class Tenants {
     return scope;
   }
 
-  /** @internal Removes every tenant and waits for every pending removal (kernel disposal). */
-  async removeAll(): Promise<void> {
-    const pending = [...this.list().map((id) => this.remove(id)), ...this.removals.values()];
-    await Promise.all(pending);
+  /** @internal Every scope with a container: defined tenants, and those being removed. */
+  *scopesWithContainers(): Iterable<TenantScope> {
+    for (const scope of this.scopes.values()) if (scope.container) yield scope;
+    for (const { scope } of this.removals.values()) if (scope.container) yield scope;
+  }
+
+  /** @internal The defined tenants with bindings of their own. */
+  *scopesWithBindings(): Iterable<TenantScope> {
+    for (const scope of this.scopes.values()) if (scope.ownBindings) yield scope;
+  }
+
+  /**
+   * @internal Removes every tenant and waits for every pending removal (kernel disposal); what failed
+   * to deactivate is added to `errors`.
+   */
+  async removeAll(errors: unknown[]): Promise<void> {
+    for (const id of this.list()) void this.remove(id).catch(() => undefined); // collected below, once
+    const pending = [...this.removals.values()].map((removal) => removal.done);
+    for (const outcome of await Promise.allSettled(pending)) {
+      if (outcome.status === 'rejected') errors.push(...(outcome.reason instanceof AggregateError ? outcome.reason.errors : [outcome.reason]));
+    }
   }
 }

@@ -1,0 +1,86 @@
+import type { BindingIdentifier, Newable } from 'inversify';
+import { isClass, isInjectable } from './class-metadata.js';
+import { PluginError } from './errors.js';
+
+/** A class whose instances the container creates, injecting what its constructor and properties ask for. */
+export type ServiceClass<T> = Newable<T>;
+
+/** The extension points a plugin contributes to. */
+export type ContributionKind = 'chat provider' | 'toolset' | 'hooks' | 'hook-error sink';
+
+/** What a plugin gave for an extension point: a ready object, a factory, or an `@injectable` class. */
+export type ContributionSource<T> =
+  | { readonly type: 'object'; readonly value: T }
+  | { readonly type: 'factory'; readonly create: () => T }
+  | { readonly type: 'class'; readonly class: ServiceClass<T> };
+
+/**
+ * One thing a plugin contributed with a `bind…` helper. A class-bound contribution is resolved once
+ * per scope (see {@link ScopedServices}) under its own private token. @internal
+ */
+export class Contribution<T extends object = object> {
+  /** The private service identifier a class-bound contribution is bound to, in every scope. */
+  readonly token: symbol;
+  /** Its binding in the kernel's container (class-bound contributions). */
+  rootBinding: BindingIdentifier | undefined;
+  /**
+   * Whether its instance depends on the scope it is resolved in beyond the tenant's own bindings: it
+   * (or something it injects) asked for the tenant id, the scope's toolset, step runner or default
+   * provider. Known once it was resolved in the kernel's scope.
+   */
+  scopeDependent = false;
+  /** A factory's value, once it was called. */
+  created: T | undefined;
+
+  constructor(
+    /** The plugin that contributed it. */
+    readonly plugin: string,
+    readonly kind: ContributionKind,
+    readonly source: ContributionSource<T>,
+    /** The provider name, for a chat provider. */
+    readonly name?: string,
+  ) {
+    this.token = Symbol(`kosong: ${this.describe()} of plugin "${plugin}"`);
+  }
+
+  /** The class, if the contribution is class-bound. */
+  get class(): ServiceClass<T> | undefined {
+    return this.source.type === 'class' ? this.source.class : undefined;
+  }
+
+  /** How errors name it, e.g. `chat provider "openai" (TenantOpenAI)` or `hooks UsageMeter`. */
+  describe(): string {
+    const what = this.name === undefined ? this.kind : `${this.kind} "${this.name}"`;
+    if (this.source.type === 'class') return this.name === undefined ? `${what} ${this.source.class.name}` : `${what} (${this.source.class.name})`;
+    return this.source.type === 'factory' ? `${what} (factory)` : what;
+  }
+}
+
+/**
+ * Classifies what a plugin passed to a `bind…` helper. A class must be `@injectable()` (inversify
+ * would resolve a class with decorated constructor parameters without it, so the kernel checks).
+ * A function that is not a class is a factory where `allowFactory`, an error elsewhere.
+ *
+ * @throws {PluginError} `not-injectable` for a class without `@injectable()`, `invalid` for anything
+ * that is neither an object, nor a class, nor an allowed factory.
+ */
+export function contributionSource<T extends object>(
+  plugin: string,
+  what: string,
+  input: T | ServiceClass<T> | (() => T),
+  allowFactory: boolean,
+): ContributionSource<T> {
+  if (typeof input === 'function') {
+    const fn = input as (...args: never[]) => unknown;
+    if (isClass(fn)) {
+      if (!isInjectable(fn as unknown as Newable)) {
+        throw new PluginError(plugin, 'not-injectable', `${what} ${fn.name || '(anonymous class)'} is a class without @injectable(); decorate it so the container can create it`);
+      }
+      return { type: 'class', class: input as ServiceClass<T> };
+    }
+    if (allowFactory) return { type: 'factory', create: input as () => T };
+    throw new PluginError(plugin, 'invalid', `${what} must be an object or an @injectable() class, not a function`);
+  }
+  if (typeof input !== 'object' || input === null) throw new PluginError(plugin, 'invalid', `${what} must be an object or an @injectable() class, not ${String(input)}`);
+  return { type: 'object', value: input };
+}

@@ -1,0 +1,19 @@
+/**
+ * The kernel: plugins, scopes (the kernel's and one per tenant), step runners. Built on inversify;
+ * it loads `reflect-metadata` once, so that decorated classes (`@injectable()`, `@inject(…)`) work
+ * without the user importing it — as long as `@kosong/core` is imported before they are defined.
+ *
+ * @module
+ */
+import 'reflect-metadata';
+
+export { Kernel, type KernelAgentOptions, type RunnerOptions } from './kernel.js';
+export { KernelOptions } from './kernel-options.js';
+export { definePlugin, type Plugin, type PluginContext, type ProviderBindingOptions } from './plugin.js';
+export type { ServiceClass } from './contribution.js';
+export type { ProviderPluginFactory } from './provider-catalog.js';
+export { StepRunner, type RunnerStepOptions } from './step-runner.js';
+export { Tenants, type TenantDefinition, type TenantModuleContext } from './tenants.js';
+export { TenantId } from './tenant-id.js';
+export { HookErrorSink, stderrHookErrorSink } from './hook-error-sink.js';
+export { KernelError, PluginError, UnknownProviderError, UnknownTenantError, type PluginFailure } from './errors.js';

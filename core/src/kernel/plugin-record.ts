@@ -1,0 +1,59 @@
+import type { BindingIdentifier, Container, ContainerModule } from 'inversify';
+import type { ChatProvider } from '../provider/chat-provider.js';
+import type { Toolset } from '../tooling/toolset.js';
+import type { Contribution } from './contribution.js';
+import { errorMessage, PluginError } from './errors.js';
+import type { Plugin } from './plugin.js';
+import type { ServiceScope } from './service-scope.js';
+
+/** What one used plugin contributed, and how to take it back. @internal */
+export class PluginRecord {
+  /** The module its `setup` runs in (set by the kernel). */
+  module: ContainerModule | undefined;
+  /** Its chat providers; the one it claimed as default first. */
+  readonly providers: Contribution<ChatProvider>[] = [];
+  /** Its global toolset, if it bound one. */
+  toolset: Contribution<Toolset> | undefined;
+  /** Everything it contributed through the helpers, in order. */
+  readonly contributions: Contribution[] = [];
+  /** What it bound through the raw module API, in order. */
+  readonly bindings: BindingIdentifier[] = [];
+  readonly disposers: (() => void | Promise<void>)[] = [];
+  claimedDefault = false;
+
+  constructor(readonly plugin: Plugin) {}
+
+  get name(): string {
+    return this.plugin.name;
+  }
+
+  /** The names of its providers; the default one first. */
+  providerNames(): string[] {
+    return this.providers.map((p) => p.name!);
+  }
+
+  /**
+   * Takes everything back, in reverse order: its services created in `scopes` (each scope in reverse
+   * creation order), then what it bound through the raw module API (deactivation handlers and
+   * `@preDestroy` run, awaited), then its `onDispose` callbacks, then its module. Failures are added
+   * to `errors` as {@link PluginError}s `dispose-failed`; the rest still runs.
+   */
+  async teardown(container: Container, scopes: Iterable<ServiceScope>, errors: unknown[]): Promise<void> {
+    const mine = new Set<Contribution>(this.contributions);
+    for (const scope of scopes) await scope.deactivate(errors, (c) => mine.has(c));
+    for (const binding of this.bindings.splice(0).reverse()) {
+      await this.#attempt(errors, 'a binding failed to deactivate', () => container.unbindAsync(binding));
+    }
+    for (const dispose of this.disposers.splice(0).reverse()) await this.#attempt(errors, 'dispose failed', dispose);
+    const module = this.module;
+    if (module) await this.#attempt(errors, 'unloading its module failed', () => container.unloadAsync(module));
+  }
+
+  async #attempt(errors: unknown[], what: string, run: () => void | Promise<void>): Promise<void> {
+    try {
+      await run();
+    } catch (error) {
+      errors.push(new PluginError(this.name, 'dispose-failed', `${what}: ${errorMessage(error)}`, { cause: error }));
+    }
+  }
+}

@@ -1,0 +1,110 @@
+import type { ResolutionContext } from 'inversify';
+import type { Contribution } from './contribution.js';
+import { errorMessage, PluginError } from './errors.js';
+import { circularContributionError, resolutionError } from './resolution-error.js';
+import { ScopeToken, type ServiceScope } from './service-scope.js';
+
+/**
+ * Creates the plugins' contributions for each scope. The rules:
+ *
+ * - an object is the same everywhere; a factory is called once, on first use, for the whole kernel;
+ * - a class is created once per scope that can change what it gets: in the kernel's scope; in every
+ *   tenant with bindings of its own (so their dependencies are the tenant's); and in every tenant if it
+ *   (or anything it injects) asked for something that differs between tenants — the tenant id, the
+ *   scope's toolset, step runner or default provider. Otherwise tenants share the kernel's instance.
+ *
+ * Instances are singletons of their scope's container, under the contribution's private token, so
+ * `@postConstruct` runs once per scope and `@preDestroy` when the scope deactivates them. @internal
+ */
+export class ScopedServices {
+  /** Whether something scope-dependent was resolved since the last reset (see {@link touch}). */
+  #touched = false;
+  /** Contributions being created, innermost last (to report cycles between contributions). */
+  readonly #creating: { readonly contribution: Contribution; readonly scope: ServiceScope }[] = [];
+
+  constructor(
+    private readonly kernelScope: ServiceScope,
+    /** Called with every instance created (the kernel names hooks by their plugin). */
+    private readonly onCreated: (contribution: Contribution, instance: object) => void,
+  ) {}
+
+  /** Notes that what is being resolved now differs between tenants. Called by the scope-dependent bindings. */
+  touch(): void {
+    this.#touched = true;
+  }
+
+  /** The scope a resolution context belongs to. */
+  scopeOf(context: ResolutionContext): ServiceScope {
+    return context.get<ServiceScope>(ScopeToken);
+  }
+
+  /**
+   * The contribution's value for a scope.
+   *
+   * @throws {PluginError} if it cannot be created there (naming the plugin and the service chain).
+   */
+  valueIn<T extends object>(contribution: Contribution<T>, scope: ServiceScope): T {
+    const source = contribution.source;
+    if (source.type === 'object') return source.value;
+    if (source.type === 'factory') return (contribution.created ??= this.#create(contribution, source.create));
+    return this.#instanceIn(contribution, scope);
+  }
+
+  #create<T extends object>(contribution: Contribution<T>, create: () => T): T {
+    try {
+      return create();
+    } catch (error) {
+      throw new PluginError(contribution.plugin, 'resolution-failed', `${contribution.describe()} failed: ${errorMessage(error)}`, { cause: error });
+    }
+  }
+
+  #instanceIn<T extends object>(contribution: Contribution<T>, scope: ServiceScope): T {
+    const home = this.#homeOf(contribution, scope);
+    const known = home.instances.get(contribution);
+    if (known) {
+      if (contribution.scopeDependent) this.#touched = true;
+      return known.value as T;
+    }
+    const cycleStart = this.#creating.findIndex((c) => c.contribution === contribution && c.scope === home);
+    if (cycleStart >= 0) {
+      throw circularContributionError(this.#creating.slice(cycleStart).map((c) => c.contribution), home.tenant);
+    }
+    const container = home.ensureContainer();
+    const binding =
+      home === this.kernelScope ? contribution.rootBinding! : container.bind(contribution.token).to(contribution.class!).inSingletonScope().getIdentifier();
+    const outer = this.#touched;
+    this.#touched = false;
+    this.#creating.push({ contribution, scope: home });
+    let value: T;
+    try {
+      value = container.get<T>(contribution.token);
+    } catch (error) {
+      if (home !== this.kernelScope) unbindQuietly(() => container.unbind(binding));
+      throw resolutionError(contribution, home.tenant, error);
+    } finally {
+      this.#creating.pop();
+      if (home === this.kernelScope && this.#touched) contribution.scopeDependent = true;
+      this.#touched ||= outer;
+    }
+    home.instances.set(contribution, { value, binding });
+    this.onCreated(contribution, value);
+    return value;
+  }
+
+  /** Where a class-bound contribution asked for in `scope` is created (see the class comment). */
+  #homeOf(contribution: Contribution, scope: ServiceScope): ServiceScope {
+    if (scope.ownBindings) return scope;
+    // Whether it is scope-dependent is learnt by creating it in the kernel's scope first.
+    if (!this.kernelScope.instances.has(contribution)) this.#instanceIn(contribution, this.kernelScope);
+    return contribution.scopeDependent ? scope : this.kernelScope;
+  }
+}
+
+/** Removes a binding whose instance could not be created (nothing to deactivate). */
+function unbindQuietly(unbind: () => void): void {
+  try {
+    unbind();
+  } catch {
+    // a half-created async service: inversify refuses a synchronous unbind; the scope's disposal will.
+  }
+}
