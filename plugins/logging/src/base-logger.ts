@@ -1,4 +1,5 @@
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger } from 'pino';
+import type { FileDestination } from './file-destination.js';
 import type { LoggingOptions } from './logging-options.js';
 import { DEFAULT_REDACT_PATHS } from './redaction-defaults.js';
 import type { SecretScrubber } from './secret-scrubber.js';
@@ -16,9 +17,10 @@ interface PinoHooks {
  * or a child of the given `logger`. Either way it has the plugin's pino redact paths, and every
  * line it (or a child) writes goes through `scrubber.scrubLine` just before the destination.
  *
+ * @param file the destination opened for a `destination` given as a path or descriptor.
  * @throws {TypeError} if both `logger` and `destination` are given.
  */
-export function createBaseLogger(options: LoggingOptions, scrubber: SecretScrubber): Logger {
+export function createBaseLogger(options: LoggingOptions, scrubber: SecretScrubber, file: FileDestination | undefined): Logger {
   const redact = { paths: [...(options.redactPaths ?? DEFAULT_REDACT_PATHS)], censor: scrubber.censor };
   if (options.logger !== undefined) {
     if (options.destination !== undefined) throw new TypeError('logging: give either `logger` or `destination`, not both');
@@ -29,7 +31,6 @@ export function createBaseLogger(options: LoggingOptions, scrubber: SecretScrubb
     if (scrubber.hasSecrets) scrubLinesOf(base, scrubber);
     return base;
   }
-  const destination = options.destination;
   return pino(
     {
       name: options.name ?? 'kosong',
@@ -37,7 +38,7 @@ export function createBaseLogger(options: LoggingOptions, scrubber: SecretScrubb
       redact,
       ...(scrubber.hasSecrets ? { hooks: { streamWrite: (line: string) => scrubber.scrubLine(line) } } : {}),
     },
-    typeof destination === 'string' || typeof destination === 'number' ? pino.destination(destination) : destination,
+    file?.stream ?? (options.destination as DestinationStream | undefined),
   );
 }
 

@@ -5,7 +5,8 @@ import { StepLogger } from './step-logger.js';
 /**
  * The logging plugin (named `logging`): binds a {@link StepLogger}'s hooks to every step of the
  * kernel and makes it the kernel's hook-error sink (the last sink bound wins, and a tenant's own
- * sink wins for that tenant). Disposing the kernel flushes the logger.
+ * sink wins for that tenant). Disposing the kernel flushes the logger (every line is on disk for a
+ * file destination once `dispose()` resolves), and closes a log file opened for `options`.
  *
  * Pass a {@link StepLogger} instead of options to keep a handle on it, e.g. for
  * `kernel.agent({ onHookError: logs.hookErrorSink.report })`.
@@ -16,13 +17,14 @@ import { StepLogger } from './step-logger.js';
  * @throws {TypeError} for conflicting options or a secret that is not a string.
  */
 export function loggingPlugin(options: LoggingOptions | StepLogger = {}): Plugin {
+  const owned = !(options instanceof StepLogger);
   const logs = options instanceof StepLogger ? options : new StepLogger(options);
   return definePlugin({
     name: 'logging',
     setup: (ctx) => {
       ctx.bindHooks(logs.hooks);
       ctx.bindHookErrorSink(logs.hookErrorSink);
-      ctx.onDispose(() => logs.flush());
+      ctx.onDispose(() => (owned ? logs.close() : logs.flush()));
     },
   });
 }

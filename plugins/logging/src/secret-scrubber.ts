@@ -1,5 +1,6 @@
 import { errorFields, isErrorLike, readProperty, setField } from './error-fields.js';
 import { DEFAULT_REDACT_KEYS, REDACTED } from './redaction-defaults.js';
+import { lineFormSources, valueFormSources } from './secret-forms.js';
 
 /** Options of a {@link SecretScrubber}. */
 export interface SecretScrubberOptions {
@@ -27,9 +28,10 @@ const DEFAULT_MAX_STRING_LENGTH = 8_192;
  * - {@link SecretScrubber.scrubLine} replaces secrets in a serialized JSON log line, as a last pass
  *   over everything that reached the line, whatever added it.
  *
- * A secret is matched literally, and also in the forms it takes once escaped for JSON (once and
- * twice: a JSON string inside a logged string) and URL-encoded. Longer secrets are replaced first,
- * so a secret that contains another is replaced whole.
+ * A secret is matched whatever form each of its characters takes: literal, percent-encoded (either
+ * hex case, `+` for a space: `encodeURIComponent` and `URLSearchParams` forms), JSON-escaped once or
+ * twice (a JSON text inside a logged string) with the usual escapes or `\uXXXX` in either hex case.
+ * Longer secrets are replaced first, so a secret that contains another is replaced whole.
  */
 export class SecretScrubber {
   /** The replacement text. */
@@ -52,15 +54,8 @@ export class SecretScrubber {
       return secret !== '';
     });
     this.hasSecrets = secrets.length > 0;
-    // In a value: the secret itself, inside a JSON text (escaped), inside a JSON text inside a JSON
-    // text (escaped twice), or in a URL (encoded).
-    const valueForms = unique(secrets.flatMap((s) => [s, jsonEscape(s), jsonEscape(jsonEscape(s)), encodeURIComponent(s)]));
-    // In a serialized line every string is JSON-escaped once more; the bare form of a secret with
-    // quotes or backslashes cannot occur inside a JSON string, so it is not looked for (replacing it
-    // could only break the line's syntax).
-    const lineForms = unique(valueForms.map(jsonEscape));
-    this.#valuePattern = alternation(valueForms);
-    this.#linePattern = alternation(lineForms);
+    this.#valuePattern = secretPattern(secrets, valueFormSources);
+    this.#linePattern = secretPattern(secrets, lineFormSources);
   }
 
   /** `text` with every secret replaced. */
@@ -70,7 +65,22 @@ export class SecretScrubber {
 
   /** A serialized JSON log line with every secret replaced; the line stays valid JSON. */
   scrubLine(line: string): string {
-    return this.#linePattern === undefined ? line : line.replace(this.#linePattern, this.#replace);
+    const pattern = this.#linePattern;
+    if (pattern === undefined) return line;
+    // Only matches that start where a JSON string's character starts: replacing one that starts
+    // inside an escape (`\n`, `\u0041`) would break the line (and the escape is not the secret).
+    let out = '';
+    let copied = 0;
+    pattern.lastIndex = 0;
+    for (let match = pattern.exec(line); match !== null; match = pattern.exec(line)) {
+      if (insideEscape(line, match.index)) {
+        pattern.lastIndex = match.index + 1;
+        continue;
+      }
+      out += line.slice(copied, match.index) + this.censor;
+      copied = pattern.lastIndex;
+    }
+    return copied === 0 ? line : out + line.slice(copied);
   }
 
   /** Whether the values of `key` are redacted (compared without case, `-` and `_`). */
@@ -177,17 +187,33 @@ function normalizeKey(key: string): string {
   return key.toLowerCase().replace(/[-_]/g, '');
 }
 
-function jsonEscape(text: string): string {
-  return JSON.stringify(text).slice(1, -1);
+/**
+ * One global pattern matching any of `secrets` (longest first), each character in any of the forms
+ * `charForms` gives it; `undefined` for no secret.
+ */
+function secretPattern(secrets: readonly string[], charForms: (char: string) => readonly string[]): RegExp | undefined {
+  if (secrets.length === 0) return undefined;
+  const sorted = [...secrets].sort((a, b) => b.length - a.length);
+  // Within a character, longer forms first: `\\` is one escaped backslash, not a backslash and
+  // the start of an escape left in the text.
+  const group = (char: string): string => `(?:${[...charForms(char)].sort((a, b) => b.length - a.length).join('|')})`;
+  const sources = sorted.map((secret) => [...secret].map(group).join(''));
+  return new RegExp(sources.join('|'), 'g');
 }
 
-function unique(forms: readonly string[]): string[] {
-  return [...new Set(forms)].filter((form) => form !== '');
+/** Whether `index` of a serialized JSON line is inside an escape sequence (after an odd run of backslashes, or in `\uXXXX`). */
+function insideEscape(line: string, index: number): boolean {
+  let start = index;
+  // Up to three hex digits and a `u` may be the start of a `\uXXXX` before the index.
+  for (let i = 0; i < 3 && start > 0 && isHexDigit(line.charCodeAt(start - 1)); i++) start--;
+  const candidates = start < index && start > 0 && line[start - 1] === 'u' ? [index, start - 1] : [index];
+  return candidates.some((position) => {
+    let backslashes = 0;
+    while (position - backslashes > 0 && line[position - backslashes - 1] === '\\') backslashes++;
+    return backslashes % 2 === 1;
+  });
 }
 
-/** One global pattern matching any of `forms`, longest first; `undefined` for none. */
-function alternation(forms: readonly string[]): RegExp | undefined {
-  if (forms.length === 0) return undefined;
-  const sorted = [...forms].sort((a, b) => b.length - a.length);
-  return new RegExp(sorted.map((form) => form.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'g');
+function isHexDigit(code: number): boolean {
+  return (code >= 48 && code <= 57) || ((code | 32) >= 97 && (code | 32) <= 102);
 }

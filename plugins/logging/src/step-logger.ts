@@ -1,6 +1,7 @@
 import type { HookErrorReport, HookErrorSink, StepEventContext, StepHooks } from '@kosong/core';
 import type { Level, Logger } from 'pino';
 import { createBaseLogger } from './base-logger.js';
+import { FileDestination } from './file-destination.js';
 import {
   cleanupFields,
   hookErrorFields,
@@ -63,6 +64,8 @@ export class StepLogger {
   readonly hookErrorSink: HookErrorSink;
 
   readonly #logContent: boolean;
+  readonly #file: FileDestination | undefined;
+  #closed = false;
   readonly #active = new Map<string, Logger>();
   readonly #recent = new Map<string, Logger>();
 
@@ -72,15 +75,39 @@ export class StepLogger {
       ...(options.secrets === undefined ? {} : { secrets: options.secrets }),
       ...(options.redactKeys === undefined ? {} : { redactKeys: options.redactKeys }),
     });
-    this.logger = createBaseLogger(options, this.scrubber);
+    const destination = options.destination;
+    this.#file = options.logger === undefined && (typeof destination === 'string' || typeof destination === 'number') ? new FileDestination(destination) : undefined;
+    try {
+      this.logger = createBaseLogger(options, this.scrubber, this.#file);
+    } catch (error) {
+      void this.#file?.close();
+      throw error;
+    }
     this.#logContent = options.logContent ?? false;
     this.hooks = this.#createHooks(options.logParts ?? false);
     this.hookErrorSink = { report: (report) => this.#reportHookError(report) };
   }
 
-  /** Flushes the logger's destination (for a buffered one, e.g. an asynchronous `pino.destination`). */
+  /**
+   * Flushes the logger's destination. For a `destination` given as a file path or descriptor it
+   * resolves once every line logged so far is on disk; for a stream it resolves when the stream's
+   * own `flush` calls back (for pino's asynchronous `pino.destination({ sync: false })`, that may be
+   * before its lines are written: give the path instead).
+   */
   flush(): Promise<void> {
+    if (this.#file !== undefined) return this.#file.flush();
     return new Promise((resolve, reject) => this.logger.flush((error) => (error ? reject(error) : resolve())));
+  }
+
+  /**
+   * Flushes, then closes the log file the logger opened for a `destination` given as a path (a
+   * descriptor or stream given by the caller is flushed, not closed). Later records are dropped.
+   * Idempotent. {@link loggingPlugin} calls it when the kernel is disposed if it built this logger
+   * from options; for a `StepLogger` given to it, it only calls {@link flush}.
+   */
+  close(): Promise<void> {
+    this.#closed = true;
+    return this.#file?.close() ?? this.flush();
   }
 
   #createHooks(logParts: boolean): StepHooks {
@@ -133,7 +160,7 @@ export class StepLogger {
 
   /** Logs one record, scrubbed, if the level is enabled. */
   #write(log: Logger, level: Level, fields: LogFields, message: string): void {
-    if (!log.isLevelEnabled(level)) return;
+    if (this.#closed || !log.isLevelEnabled(level)) return;
     log[level](this.scrubber.scrubValue(fields) as object, message);
   }
 

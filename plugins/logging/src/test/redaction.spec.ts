@@ -95,6 +95,33 @@ describe('loggingPlugin: redaction', () => {
     expect(results.get('c')!['output']).to.match(/^x{1994}\[REDAC…/); // scrubbed, then cut
   });
 
+  it('never logs a secret \\u-escaped in tool arguments, or in a URLSearchParams or lowercase-%xx form in tool output', async () => {
+    const destination = new MemoryDestination();
+    const escapedFirst = `\\u${API_KEY.charCodeAt(0).toString(16).padStart(4, '0')}${API_KEY.slice(1)}`; // \u0073k-live-…
+    const allEscaped = [...API_KEY].map((char) => `\\u${char.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`).join('');
+    const query = new URLSearchParams({ key: ODD_SECRET, token: API_KEY }).toString();
+    const lowercase = encodeURIComponent(ODD_SECRET).toLowerCase();
+    const echo: Toolset = {
+      tools: [],
+      handle: (call) => ({ toolCallId: call.id, returnValue: toolOk({ output: `GET /v1?${query} then /v2?k=${lowercase}` }) }),
+    };
+    const kernel = await kernelWith(
+      providerPlugin(new MockChatProvider([toolCall('a', 'configure', `{"apiKey":"${escapedFirst}","again":"${allEscaped}"}`)])),
+      toolsetPlugin(echo),
+      loggingPlugin({ destination, level: 'trace', secrets: [API_KEY, ODD_SECRET], logContent: true }),
+    );
+    await (await kernel.runner().step(base)).toolResults();
+    await kernel.dispose();
+
+    expectNoSecret(destination, API_KEY);
+    expectNoSecret(destination, ODD_SECRET);
+    for (const raw of destination.raw) expect(raw).not.to.include(API_KEY.slice(1)).and.not.to.include(lowercase.slice(3));
+    const args = destination.only('tool.call')['arguments'] as string;
+    expect(JSON.parse(args)).to.deep.equal({ apiKey: REDACTED, again: REDACTED });
+    const output = destination.only('tool.result')['output'] as string;
+    expect(output).to.equal(`GET /v1?key=${REDACTED}&token=${REDACTED} then /v2?k=${REDACTED}`);
+  });
+
   it('never logs a secret from a retry, a hook failure or an abort reason', async () => {
     const destination = new MemoryDestination();
     const tattler = definePlugin({
