@@ -37,6 +37,8 @@ const taskModel: ChatProvider = {
     );
   },
   withThinking: () => taskModel,
+  generation: {},
+  withGeneration: () => taskModel,
 };
 
 const countTool: Toolset = {

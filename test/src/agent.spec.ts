@@ -50,6 +50,10 @@ function sequence(turns: readonly Turn[]): ChatProvider & { calls: number } {
     withThinking() {
       return provider;
     },
+    generation: {},
+    withGeneration() {
+      return provider;
+    },
   };
   return provider;
 }

@@ -126,7 +126,7 @@ describe('generate()', () => {
     const provider = new MockChatProvider([textPart('ok')]);
     const tools = [{ name: 'f', description: 'd', parameters: { type: 'object' } }];
     await generate({ provider, systemPrompt: 'sys', tools, history });
-    expect(provider.lastRequest).to.deep.equal({ systemPrompt: 'sys', tools, history });
+    expect(provider.lastRequest).to.deep.equal({ systemPrompt: 'sys', tools, history, generation: {} });
   });
 
   it('rejects with the abort reason and stops reporting parts', async () => {

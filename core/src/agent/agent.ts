@@ -1,6 +1,7 @@
 import type { Message } from '../message/message.js';
 import type { StreamedMessagePart, ToolCall } from '../message/parts.js';
 import type { FinishReason } from '../provider/chat-provider.js';
+import { mergeGenerationOptions, type GenerationOptions } from '../provider/generation-options.js';
 import { addUsage, tokenUsage, type TokenUsage } from '../provider/token-usage.js';
 import { isThenable, writeHookErrorToStderr, type HookErrorHandler } from '../runtime/hook-guard.js';
 import type { StepResult } from '../runtime/step-result.js';
@@ -18,6 +19,8 @@ export type StepFunction = (options: {
   readonly history: readonly Message[];
   readonly signal?: AbortSignal;
   readonly hooks?: readonly NamedStepHooks[];
+  /** Generation options of the step, merged over the provider's own (these win). */
+  readonly generation?: GenerationOptions;
 }) => Promise<StepResult>;
 
 /** What happens in an agent turn, as it happens. `step` counts from 1 within the turn. */
@@ -50,6 +53,11 @@ export interface AgentOptions {
   readonly step: StepFunction;
   /** The conversation (a `LinearContext`, or any other {@link AgentContext}); default: a new in-memory `LinearContext`. */
   readonly context?: AgentContext;
+  /**
+   * Generation options of every step (merged over the provider's own; a turn's
+   * {@link AgentRunOptions.generation} is merged over these).
+   */
+  readonly generation?: GenerationOptions;
   /** Steps per turn at most (default 100). */
   readonly maxSteps?: number;
   /** Retry policy of failed provider calls (merged into {@link defaultRetryPolicy}). */
@@ -81,6 +89,8 @@ export interface AgentRunOptions {
   readonly onEvent?: (event: AgentEvent) => void | Promise<void>;
   /** Extra hooks for every step of the turn. */
   readonly hooks?: readonly NamedStepHooks[];
+  /** Generation options of every step of this turn, merged over the agent's (these win, field by field). */
+  readonly generation?: GenerationOptions;
 }
 
 /** Why a turn ended. */
@@ -152,6 +162,7 @@ export class Agent {
       ...(runOptions.hooks ?? []),
     ];
     if (runOptions.onEvent) hooks.push(eventHooks(stepNo, emit));
+    const generation = turnGeneration(this.options.generation, runOptions.generation);
     for (let attempt = 1; ; attempt++) {
       emit({ type: 'step_start', step: stepNo, attempt });
       try {
@@ -159,6 +170,7 @@ export class Agent {
           systemPrompt: this.options.systemPrompt,
           history: this.context.history.slice(),
           ...(signal ? { signal } : {}),
+          ...(generation ? { generation } : {}),
           hooks,
         });
         return { result, toolResults: await result.toolResults() };
@@ -213,6 +225,12 @@ function eventHooks(stepNo: number, emit: (event: AgentEvent) => void): NamedSte
       onToolResult: (e) => emit({ type: 'tool_result', step: stepNo, result: e.result }),
     },
   };
+}
+
+/** The generation options of a turn's steps: the run's merged over the agent's; none when neither sets any. */
+function turnGeneration(agent: GenerationOptions | undefined, run: GenerationOptions | undefined): GenerationOptions | undefined {
+  if (agent === undefined) return run;
+  return run === undefined ? agent : mergeGenerationOptions(agent, run);
 }
 
 function isMessageList(input: Message | readonly Message[]): input is readonly Message[] {

@@ -1,6 +1,7 @@
 import type { Message } from '../message/message.js';
 import type { StreamedMessagePart } from '../message/parts.js';
 import type { Tool } from '../tooling/tool.js';
+import type { GenerationOptions } from './generation-options.js';
 import type { TokenUsage } from './token-usage.js';
 
 /**
@@ -20,6 +21,12 @@ export type FinishReason = 'stop' | 'tool_calls' | 'length' | 'content_filter' |
 export interface ProviderGenerateOptions {
   /** Aborting cancels the request; the stream must then end promptly with the signal's reason. */
   readonly signal?: AbortSignal | undefined;
+  /**
+   * Generation options of this call, merged over the provider's own ({@link ChatProvider.generation})
+   * field by field: per-call values win. The provider refuses an option it cannot honour with an
+   * `UnsupportedGenerationOptionError` and a bad value with an `InvalidGenerationOptionError`.
+   */
+  readonly generation?: GenerationOptions | undefined;
 }
 
 /**
@@ -38,7 +45,8 @@ export interface StreamedMessage extends AsyncIterable<StreamedMessagePart> {
 }
 
 /**
- * A chat model behind some API. Providers are immutable: `withThinking` returns a configured copy.
+ * A chat model behind some API. Providers are immutable: `withThinking` and `withGeneration` return
+ * configured copies.
  *
  * `generate` rejects with a {@link ChatProviderError} (`APIConnectionError`, `APITimeoutError`,
  * `APIStatusError`, …) when the request fails, and the returned stream throws one when the
@@ -51,6 +59,11 @@ export interface ChatProvider {
   readonly modelName: string;
   /** The thinking effort, if one was set with {@link ChatProvider.withThinking}. */
   readonly thinkingEffort: ThinkingEffort | undefined;
+  /**
+   * The generation options set with {@link ChatProvider.withGeneration} (empty when none were set),
+   * as a read-only view. Per-call options are merged over these.
+   */
+  readonly generation: GenerationOptions;
   /** Starts one generation and returns its stream. */
   generate(
     systemPrompt: string,
@@ -60,6 +73,14 @@ export interface ChatProvider {
   ): Promise<StreamedMessage>;
   /** A copy of this provider configured with a thinking effort. */
   withThinking(effort: ThinkingEffort): ChatProvider;
+  /**
+   * A copy of this provider whose generation options are `options` merged over its own, field by
+   * field (a field `options` sets wins; the others are kept). This provider is not changed.
+   *
+   * @throws {InvalidGenerationOptionError} for a bad value (checked here, at once). Options the
+   * provider's API does not have are refused when it is called, with an `UnsupportedGenerationOptionError`.
+   */
+  withGeneration(options: GenerationOptions): ChatProvider;
 }
 
 /** Service identifier of {@link ChatProvider} in the kernel's container (bound by name). */

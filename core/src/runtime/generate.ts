@@ -3,6 +3,7 @@ import { freezePart } from '../message/freeze.js';
 import type { Message } from '../message/message.js';
 import type { StreamedMessagePart, ToolCall } from '../message/parts.js';
 import type { ChatProvider } from '../provider/chat-provider.js';
+import type { GenerationOptions } from '../provider/generation-options.js';
 import type { Tool } from '../tooling/tool.js';
 import { HookGuard, hookSlot, writeHookErrorToStderr, type HookErrorHandler } from './hook-guard.js';
 import { DEFAULT_HOOK_TIMEOUT_MS, DEFAULT_MAX_HOOK_FAILURES } from './defaults.js';
@@ -18,6 +19,8 @@ export interface GenerateOptions {
   readonly history: readonly Message[];
   /** Aborting rejects `generate` with the signal's reason at once and cancels the request. */
   readonly signal?: AbortSignal;
+  /** Generation options of this call, merged over the provider's own (per-call values win). */
+  readonly generation?: GenerationOptions;
   /** Each streamed part, before merging. Awaited; the part is frozen and never changes. */
   readonly onMessagePart?: (part: StreamedMessagePart) => void | Promise<void>;
   /** Each complete tool call, as soon as the next part does not merge into it (or the stream ends). Awaited. */
@@ -59,6 +62,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
       tools: options.tools ?? [],
       history: options.history,
       signal: options.signal,
+      generation: options.generation,
     },
     {
       onPart: partSlot && ((part) => guard.invoke(partSlot, freezePart(part))),

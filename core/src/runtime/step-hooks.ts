@@ -1,6 +1,7 @@
 import type { Message } from '../message/message.js';
 import type { StreamedMessagePart, ToolCall } from '../message/parts.js';
 import type { FinishReason } from '../provider/chat-provider.js';
+import type { GenerationOptions } from '../provider/generation-options.js';
 import type { TokenUsage } from '../provider/token-usage.js';
 import type { ToolResult } from '../tooling/tool-result.js';
 
@@ -19,6 +20,11 @@ export interface StepEventContext {
 /** Before the provider is called. */
 export interface StepStartEvent extends StepEventContext {
   readonly history: readonly Message[];
+  /**
+   * The generation options the step asks for: the provider's own with the step's merged over them
+   * (not yet checked: a bad value fails the step right after this event).
+   */
+  readonly generation: GenerationOptions;
 }
 
 /**

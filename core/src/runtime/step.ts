@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Message } from '../message/message.js';
 import type { StreamedMessagePart, ToolCall } from '../message/parts.js';
 import type { ChatProvider, FinishReason } from '../provider/chat-provider.js';
+import { mergeGenerationOptions, type GenerationOptions } from '../provider/generation-options.js';
 import { toolNotExecuted } from '../tooling/tool-errors.js';
 import type { ToolResult, ToolReturnValue } from '../tooling/tool-result.js';
 import type { Toolset } from '../tooling/toolset.js';
@@ -38,6 +39,12 @@ export interface StepOptions {
    * (or, after it returned, `toolResults()`) with the signal's reason once the tools are reclaimed.
    */
   readonly signal?: AbortSignal;
+  /**
+   * Generation options of this step, merged over the provider's own (`provider.generation`) field by
+   * field: these win. A bad value, or an option the provider cannot honour, fails the step with an
+   * `InvalidGenerationOptionError` / `UnsupportedGenerationOptionError` (not retryable).
+   */
+  readonly generation?: GenerationOptions;
   /** Each streamed part, before merging. Awaited (back-pressure); the part is frozen. */
   readonly onMessagePart?: (part: StreamedMessagePart) => void | Promise<void>;
   /** Each complete tool call, when it is handed to the toolset. Not awaited. */
@@ -120,7 +127,7 @@ class StepExecution implements StepRun {
     const { options, bus } = this;
     let generated: GenerateResult;
     try {
-      await bus.stepStart({ history: options.history });
+      await bus.stepStart({ history: options.history, generation: mergeGenerationOptions(options.provider.generation, options.generation) });
       generated = await streamMessage(
         {
           provider: options.provider,
@@ -128,6 +135,7 @@ class StepExecution implements StepRun {
           tools: options.toolset.tools,
           history: options.history,
           signal: options.signal,
+          generation: options.generation,
         },
         {
           onPart: bus.wantsParts ? (part) => bus.part(part) : undefined,

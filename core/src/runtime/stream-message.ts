@@ -1,8 +1,9 @@
 import type { Message } from '../message/message.js';
 import { PendingPart } from '../message/merge.js';
 import type { ContentPart, StreamedMessagePart, ToolCall } from '../message/parts.js';
-import type { ChatProvider, FinishReason } from '../provider/chat-provider.js';
+import type { ChatProvider, FinishReason, ProviderGenerateOptions } from '../provider/chat-provider.js';
 import { APIEmptyResponseError, ChatProviderError } from '../provider/errors.js';
+import { resolveGenerationOptions, type GenerationOptions } from '../provider/generation-options.js';
 import type { TokenUsage } from '../provider/token-usage.js';
 import type { Tool } from '../tooling/tool.js';
 import { raceAbort } from './abort.js';
@@ -36,6 +37,8 @@ export interface StreamMessageInput {
   readonly tools: readonly Tool[];
   readonly history: readonly Message[];
   readonly signal: AbortSignal | undefined;
+  /** Generation options of this call (merged by the provider over its own). */
+  readonly generation: GenerationOptions | undefined;
 }
 
 /**
@@ -48,9 +51,11 @@ export function streamMessage(input: StreamMessageInput, observer: StreamObserve
 }
 
 async function consume(input: StreamMessageInput, observer: StreamObserver): Promise<GenerateResult> {
-  const { provider, signal } = input;
+  const { provider, signal, generation } = input;
   signal?.throwIfAborted();
-  const stream = await provider.generate(input.systemPrompt, input.tools, input.history, signal ? { signal } : undefined);
+  // Checked here too, so a bad per-call option is a typed error whatever the provider does with it.
+  if (generation !== undefined) resolveGenerationOptions(provider.name, provider.generation, generation, input.tools);
+  const stream = await provider.generate(input.systemPrompt, input.tools, input.history, providerOptions(signal, generation));
   signal?.throwIfAborted();
 
   const builder = new MessageBuilder(provider.name, observer.onToolCall);
@@ -87,6 +92,11 @@ async function consume(input: StreamMessageInput, observer: StreamObserver): Pro
     finishReason: stream.finishReason,
     traceId: stream.traceId,
   };
+}
+
+function providerOptions(signal: AbortSignal | undefined, generation: GenerationOptions | undefined): ProviderGenerateOptions | undefined {
+  if (generation === undefined) return signal ? { signal } : undefined;
+  return signal ? { signal, generation } : { generation };
 }
 
 /** Collects merged parts into message content and tool calls, reporting each complete tool call. */

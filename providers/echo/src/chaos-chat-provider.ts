@@ -2,7 +2,9 @@ import {
   APIConnectionError,
   APIStatusError,
   APITimeoutError,
+  resolveGenerationOptions,
   type ChatProvider,
+  type GenerationOptions,
   type Message,
   type ProviderGenerateOptions,
   type StreamedMessage,
@@ -12,6 +14,7 @@ import {
 
 import { pickFault, resolveChaosConfig, type ChaosConfig, type ChaosFault, type ChaosSettings } from './chaos-config.js';
 import { ChaosStream } from './chaos-stream.js';
+import { RequestLog, type RecordedRequest } from './request-log.js';
 import { deriveSeed, mulberry32 } from './seeded-random.js';
 
 const STATUS_MESSAGES: Readonly<Record<'429' | '500' | '502' | '503', string>> = {
@@ -34,12 +37,17 @@ const STATUS_MESSAGES: Readonly<Record<'429' | '500' | '502' | '503', string>> =
  *
  * Deterministic: the fate of the n-th `generate` call depends only on the seed and n, not on
  * timing or on how far earlier streams were read. The same seed gives the same faults in every run.
+ *
+ * Generation options are the wrapped provider's: `withGeneration` wraps its copy, and per-call
+ * options are passed on to it. Each call is recorded in {@link ChaosChatProvider.requests}, faulted
+ * or not; a call with a bad option is refused before it draws a fate.
  */
 export class ChaosChatProvider implements ChatProvider {
   /** The seed in use (the configured one, or the random one drawn when none was given). */
   readonly seed: number;
   private readonly settings: ChaosSettings;
   private callCount = 0;
+  private readonly log = new RequestLog();
 
   /** @throws RangeError for an invalid config (see {@link ChaosConfig}). */
   constructor(
@@ -68,6 +76,16 @@ export class ChaosChatProvider implements ChatProvider {
     return this.inner.thinkingEffort;
   }
 
+  /** The wrapped provider's. */
+  get generation(): GenerationOptions {
+    return this.inner.generation;
+  }
+
+  /** What the recent `generate` calls asked for (injected faults included), oldest first (the last 1000). */
+  get requests(): readonly RecordedRequest[] {
+    return this.log.entries;
+  }
+
   /** How many `generate` calls have drawn their fate so far. */
   get calls(): number {
     return this.callCount;
@@ -80,6 +98,8 @@ export class ChaosChatProvider implements ChatProvider {
     options: ProviderGenerateOptions = {},
   ): Promise<StreamedMessage> {
     options.signal?.throwIfAborted();
+    const generation = resolveGenerationOptions(this.name, this.inner.generation, options.generation, tools);
+    this.log.record({ systemPrompt, tools, history, generation, thinkingEffort: this.thinkingEffort });
     const { settings } = this;
     const call = this.callCount++;
     const random = mulberry32(deriveSeed(settings.seed, call));
@@ -110,6 +130,11 @@ export class ChaosChatProvider implements ChatProvider {
    */
   withThinking(effort: ThinkingEffort): ChaosChatProvider {
     return new ChaosChatProvider(this.inner.withThinking(effort), { ...this.config, seed: this.seed });
+  }
+
+  /** Wraps the wrapped provider's copy with these generation options, like {@link ChaosChatProvider.withThinking}. */
+  withGeneration(options: GenerationOptions): ChaosChatProvider {
+    return new ChaosChatProvider(this.inner.withGeneration(options), { ...this.config, seed: this.seed });
   }
 
   private faultError(fault: Exclude<ChaosFault, 'disconnect'>, call: number): Error {

@@ -16,5 +16,6 @@ export { ScriptedEchoChatProvider, type ScriptedEchoChatProviderOptions } from '
 export type { EchoStreamOptions } from './echo-stream.js';
 export { ChaosChatProvider } from './chaos-chat-provider.js';
 export { CHAOS_FAULTS, chaosConfigFromEnv, type ChaosConfig, type ChaosFault, type ChaosFaultEvent } from './chaos-config.js';
+export { RequestLog, DEFAULT_REQUEST_LOG_LIMIT, type RecordedRequest } from './request-log.js';
 export { providerPlugins } from './provider-plugins.js';
 export { mulberry32, type RandomSource } from './seeded-random.js';

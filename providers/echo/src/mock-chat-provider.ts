@@ -1,16 +1,21 @@
-import type {
-  ChatProvider,
-  FinishReason,
-  Message,
-  ProviderGenerateOptions,
-  StreamedMessage,
-  StreamedMessagePart,
-  ThinkingEffort,
-  TokenUsage,
-  Tool,
+import {
+  noGenerationOptions,
+  resolveGenerationOptions,
+  updateGenerationOptions,
+  type ChatProvider,
+  type FinishReason,
+  type GenerationOptions,
+  type Message,
+  type ProviderGenerateOptions,
+  type StreamedMessage,
+  type StreamedMessagePart,
+  type ThinkingEffort,
+  type TokenUsage,
+  type Tool,
 } from '@kosong/core';
 
 import { PartsStream } from './parts-stream.js';
+import { RequestLog, type RecordedRequest } from './request-log.js';
 
 /** Options of a {@link MockChatProvider}. */
 export interface MockChatProviderOptions {
@@ -36,6 +41,10 @@ export interface MockChatProviderOptions {
 /**
  * A provider that streams the parts it was given, for tests and benchmarks. Every `generate` call
  * streams the same part objects again (parts are immutable, so that is safe).
+ *
+ * It takes every generation option and records what each call asked for ({@link MockChatProvider.requests});
+ * a bad value, or a `toolChoice` naming a tool the call does not offer, rejects `generate` with an
+ * `InvalidGenerationOptionError`, as a real provider would.
  */
 export class MockChatProvider implements ChatProvider {
   readonly name = 'mock';
@@ -43,8 +52,12 @@ export class MockChatProvider implements ChatProvider {
   readonly thinkingEffort: ThinkingEffort | undefined;
   /** How many times `generate` was called. */
   generateCalls = 0;
-  /** The arguments of the last `generate` call. */
-  lastRequest: { systemPrompt: string; tools: readonly Tool[]; history: readonly Message[] } | undefined;
+  /** The arguments of the last `generate` call, with its effective generation options. */
+  lastRequest:
+    | { systemPrompt: string; tools: readonly Tool[]; history: readonly Message[]; generation: GenerationOptions }
+    | undefined;
+  private configured: GenerationOptions = noGenerationOptions();
+  private readonly log = new RequestLog();
 
   constructor(
     readonly parts: readonly StreamedMessagePart[],
@@ -62,7 +75,14 @@ export class MockChatProvider implements ChatProvider {
     options: ProviderGenerateOptions = {},
   ): Promise<StreamedMessage> {
     this.generateCalls++;
-    this.lastRequest = { systemPrompt, tools, history };
+    let generation: GenerationOptions;
+    try {
+      generation = resolveGenerationOptions(this.name, this.configured, options.generation, tools);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    this.lastRequest = { systemPrompt, tools, history, generation };
+    this.log.record({ systemPrompt, tools, history, generation, thinkingEffort: this.thinkingEffort });
     if (this.options.generateError !== undefined) return Promise.reject(this.options.generateError);
     const signal = this.options.onAbort === 'ignore' ? undefined : options.signal;
     if (signal?.aborted) return Promise.reject(signal.reason);
@@ -72,7 +92,27 @@ export class MockChatProvider implements ChatProvider {
     );
   }
 
+  /** The generation options set with {@link MockChatProvider.withGeneration}. */
+  get generation(): GenerationOptions {
+    return this.configured;
+  }
+
+  /** What the recent `generate` calls asked for, oldest first (the last 1000). */
+  get requests(): readonly RecordedRequest[] {
+    return this.log.entries;
+  }
+
+  /** A copy with the effort recorded (and its own request log). */
   withThinking(effort: ThinkingEffort): MockChatProvider {
-    return new MockChatProvider(this.parts, this.options, effort);
+    const copy = new MockChatProvider(this.parts, this.options, effort);
+    copy.configured = this.configured;
+    return copy;
+  }
+
+  /** A copy with these generation options merged over its own (and its own request log). */
+  withGeneration(options: GenerationOptions): MockChatProvider {
+    const copy = new MockChatProvider(this.parts, this.options, this.thinkingEffort);
+    copy.configured = updateGenerationOptions(this.configured, options, this.name);
+    return copy;
   }
 }

@@ -1,6 +1,10 @@
 import {
   ChatProviderError,
+  noGenerationOptions,
+  resolveGenerationOptions,
+  updateGenerationOptions,
   type ChatProvider,
+  type GenerationOptions,
   type Message,
   type ProviderGenerateOptions,
   type StreamedMessage,
@@ -9,6 +13,7 @@ import {
 } from '@kosong/core';
 
 import { streamEchoScript, type EchoStreamOptions } from './echo-stream.js';
+import { RequestLog, type RecordedRequest } from './request-log.js';
 
 /** Options of a {@link ScriptedEchoChatProvider}. */
 export interface ScriptedEchoChatProviderOptions extends EchoStreamOptions {
@@ -28,6 +33,9 @@ export interface ScriptedEchoChatProviderOptions extends EchoStreamOptions {
  * `error:` line, so a retry gets the next script. A call with an already-aborted signal rejects
  * with the signal's reason and consumes nothing. When the queue is empty, `generate` rejects with
  * `ChatProviderError("ScriptedEchoChatProvider exhausted at turn N.")`.
+ *
+ * Generation options are taken (a bad value is an `InvalidGenerationOptionError` and consumes
+ * nothing) and recorded in {@link ScriptedEchoChatProvider.requests}; they do not change the scripts.
  */
 export class ScriptedEchoChatProvider implements ChatProvider {
   readonly name = 'scripted_echo';
@@ -35,6 +43,8 @@ export class ScriptedEchoChatProvider implements ChatProvider {
   readonly thinkingEffort: ThinkingEffort | undefined;
   private readonly queue: string[];
   private turns: number;
+  private configured: GenerationOptions = noGenerationOptions();
+  private readonly log = new RequestLog();
 
   constructor(
     scripts: Iterable<string>,
@@ -57,12 +67,14 @@ export class ScriptedEchoChatProvider implements ChatProvider {
   }
 
   async generate(
-    _systemPrompt: string,
-    _tools: readonly Tool[],
-    _history: readonly Message[],
+    systemPrompt: string,
+    tools: readonly Tool[],
+    history: readonly Message[],
     options: ProviderGenerateOptions = {},
   ): Promise<StreamedMessage> {
     options.signal?.throwIfAborted();
+    const generation = resolveGenerationOptions(this.name, this.configured, options.generation, tools);
+    this.log.record({ systemPrompt, tools, history, generation, thinkingEffort: this.thinkingEffort });
     const script = this.queue.shift();
     if (script === undefined) throw new ChatProviderError(`ScriptedEchoChatProvider exhausted at turn ${this.turns + 1}.`);
     this.turns++;
@@ -75,8 +87,28 @@ export class ScriptedEchoChatProvider implements ChatProvider {
    * the two providers consume their queues independently.
    */
   withThinking(effort: ThinkingEffort): ScriptedEchoChatProvider {
+    return this.copy(effort, this.configured);
+  }
+
+  /** A copy with these generation options merged over its own, and its own copy of the remaining scripts. */
+  withGeneration(options: GenerationOptions): ScriptedEchoChatProvider {
+    return this.copy(this.thinkingEffort, updateGenerationOptions(this.configured, options, this.name));
+  }
+
+  /** The generation options set with {@link ScriptedEchoChatProvider.withGeneration}. */
+  get generation(): GenerationOptions {
+    return this.configured;
+  }
+
+  /** What the recent `generate` calls asked for, oldest first (the last 1000). */
+  get requests(): readonly RecordedRequest[] {
+    return this.log.entries;
+  }
+
+  private copy(effort: ThinkingEffort | undefined, generation: GenerationOptions): ScriptedEchoChatProvider {
     const copy = new ScriptedEchoChatProvider(this.queue, this.options, effort);
     copy.turns = this.turns;
+    copy.configured = generation;
     return copy;
   }
 }

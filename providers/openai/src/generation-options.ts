@@ -1,10 +1,14 @@
-import type { JsonValue } from '@kosong/core';
+import type { GenerationOptions as NeutralGenerationOptions, JsonValue } from '@kosong/core';
 
 /**
  * Sampling and length options of a Chat Completions request, sent as their snake_case fields.
  * Anything else goes in `extraBody`.
+ *
+ * These are the providers' own options. The provider-neutral ones of `@kosong/core`
+ * (`withGeneration`, per-call `generation`) are laid over them: a neutral option replaces the field
+ * it maps to (see {@link layNeutralOptions}); `extraBody` is merged last and wins over both.
  */
-export interface GenerationOptions {
+export interface ChatCompletionsGenerationOptions {
   /**
    * Cap on generated tokens, reasoning included (`max_completion_tokens`). `null`: no cap (for Kimi,
    * a `null` set together with `maxTokens` wins over it).
@@ -39,7 +43,7 @@ export interface GenerationOptions {
  * Options merged: later fields win; `extraBody` is merged key by key, and its `thinking` object
  * field by field (kosong spec §7.2 `with_extra_body`).
  */
-export function mergeGenerationOptions(base: GenerationOptions, update: GenerationOptions): GenerationOptions {
+export function mergeGenerationOptions(base: ChatCompletionsGenerationOptions, update: ChatCompletionsGenerationOptions): ChatCompletionsGenerationOptions {
   const merged = { ...base, ...update };
   if (base.extraBody !== undefined && update.extraBody !== undefined) {
     return { ...merged, extraBody: mergeExtraBody(base.extraBody, update.extraBody) };
@@ -63,7 +67,7 @@ export function mergeExtraBody(
  * Kimi's reading of `maxTokens` (kosong spec §7.2): an alias that fills `maxCompletionTokens` unless
  * the same options set that too (even to `null`); `maxTokens` itself is dropped.
  */
-export function aliasMaxTokens(options: GenerationOptions): GenerationOptions {
+export function aliasMaxTokens(options: ChatCompletionsGenerationOptions): ChatCompletionsGenerationOptions {
   if (!('maxTokens' in options)) return options;
   const { maxTokens, ...rest } = options;
   if ('maxCompletionTokens' in rest || maxTokens === undefined) return rest;
@@ -71,7 +75,7 @@ export function aliasMaxTokens(options: GenerationOptions): GenerationOptions {
 }
 
 /** The request-body fields of the options, without `extraBody`. A `null` cap is not sent. */
-export function generationBody(options: GenerationOptions): Record<string, JsonValue> {
+export function generationBody(options: ChatCompletionsGenerationOptions): Record<string, JsonValue> {
   const body: Record<string, JsonValue> = {};
   if (options.maxCompletionTokens !== undefined && options.maxCompletionTokens !== null) body['max_completion_tokens'] = options.maxCompletionTokens;
   if (options.maxTokens !== undefined && options.maxTokens !== null) body['max_tokens'] = options.maxTokens;
@@ -88,6 +92,63 @@ export function generationBody(options: GenerationOptions): Record<string, JsonV
   }
   return body;
 }
+
+/** Which field carries a neutral `maxOutputTokens`. */
+export type MaxOutputTokensField = 'max_completion_tokens' | 'max_tokens';
+
+/** How {@link layNeutralOptions} lays neutral options over a provider's own. */
+export interface NeutralLayout {
+  /** Which field carries `maxOutputTokens`. */
+  readonly maxTokensField: MaxOutputTokensField;
+  /**
+   * Whether the request has tools. Without tools, a neutral `parallelToolCalls`, or a neutral
+   * `toolChoice` of `auto` or `none`, removes the field instead (they mean nothing there, and the
+   * OpenAI API refuses them without tools). `required` or a named tool needs tools: core refuses it
+   * before the provider is called.
+   */
+  readonly hasTools: boolean;
+}
+
+/**
+ * The provider's own options with the neutral ones laid over them. A neutral option replaces the
+ * field it maps to: `maxOutputTokens` both token caps (and sets the one named by `maxTokensField`),
+ * `stopSequences` `stop` (`[]` removes it), `toolChoice` `toolChoice` (a named tool as a named
+ * function), and `temperature`, `topP`, `seed`, `parallelToolCalls` their namesakes.
+ * `extraBody` is left alone (it is merged last, over everything).
+ */
+export function layNeutralOptions(
+  own: ChatCompletionsGenerationOptions,
+  neutral: NeutralGenerationOptions,
+  layout: NeutralLayout,
+): ChatCompletionsGenerationOptions {
+  const result: { -readonly [K in keyof ChatCompletionsGenerationOptions]: ChatCompletionsGenerationOptions[K] } = { ...own };
+  const { maxOutputTokens, temperature, topP, stopSequences, seed, toolChoice, parallelToolCalls } = neutral;
+  if (maxOutputTokens !== undefined) {
+    delete result.maxCompletionTokens;
+    delete result.maxTokens;
+    if (layout.maxTokensField === 'max_tokens') result.maxTokens = maxOutputTokens;
+    else result.maxCompletionTokens = maxOutputTokens;
+  }
+  if (temperature !== undefined) result.temperature = temperature;
+  if (topP !== undefined) result.topP = topP;
+  if (stopSequences !== undefined) {
+    if (stopSequences.length === 0) delete result.stop;
+    else result.stop = stopSequences;
+  }
+  if (seed !== undefined) result.seed = seed;
+  if (parallelToolCalls !== undefined) {
+    if (layout.hasTools) result.parallelToolCalls = parallelToolCalls;
+    else delete result.parallelToolCalls;
+  }
+  if (toolChoice !== undefined) {
+    if (!layout.hasTools && (toolChoice === 'auto' || toolChoice === 'none')) delete result.toolChoice;
+    else result.toolChoice = typeof toolChoice === 'string' ? toolChoice : { type: 'function', function: { name: toolChoice.name } };
+  }
+  return result;
+}
+
+/** @deprecated Renamed {@link ChatCompletionsGenerationOptions} (`GenerationOptions` is now the neutral type of `@kosong/core`). */
+export type GenerationOptions = ChatCompletionsGenerationOptions;
 
 function isObject(value: JsonValue | undefined): value is { readonly [key: string]: JsonValue } {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

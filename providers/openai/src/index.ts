@@ -14,7 +14,7 @@ export { OpenAIChatProvider, OPENAI_BASE_URL, type OpenAIChatProviderOptions } f
 export { KimiChatProvider, KIMI_BASE_URL, type KimiChatProviderOptions } from './kimi-chat-provider.js';
 export type { ConnectionOptions } from './chat-completions-connection.js';
 export { ChatCompletionsStream } from './chat-completions-stream.js';
-export type { GenerationOptions } from './generation-options.js';
+export type { ChatCompletionsGenerationOptions, GenerationOptions, MaxOutputTokensField } from './generation-options.js';
 export { ensurePropertyTypes } from './ensure-property-types.js';
 export { convertError, type ErrorConversionContext } from './convert-error.js';
 export { thinkingEffortToReasoningEffort, reasoningEffortToThinkingEffort, type ReasoningEffort } from './reasoning-effort.js';

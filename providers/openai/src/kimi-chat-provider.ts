@@ -1,10 +1,30 @@
 import { inspect } from 'node:util';
 
-import type { ChatProvider, JsonValue, Message, ProviderGenerateOptions, StreamedMessage, ThinkingEffort, Tool } from '@kosong/core';
+import {
+  noGenerationOptions,
+  rejectUnsupportedGenerationOptions,
+  resolveGenerationOptions,
+  UnsupportedGenerationOptionError,
+  updateGenerationOptions,
+  type ChatProvider,
+  type GenerationOptions,
+  type JsonValue,
+  type Message,
+  type ProviderGenerateOptions,
+  type StreamedMessage,
+  type ThinkingEffort,
+  type Tool,
+} from '@kosong/core';
 
 import { ChatCompletionsConnection, type ConnectionOptions } from './chat-completions-connection.js';
 import { ChunkConverter } from './chunk-converter.js';
-import { aliasMaxTokens, generationBody, mergeGenerationOptions, type GenerationOptions } from './generation-options.js';
+import {
+  aliasMaxTokens,
+  generationBody,
+  layNeutralOptions,
+  mergeGenerationOptions,
+  type ChatCompletionsGenerationOptions,
+} from './generation-options.js';
 import { convertMessages, type MessageConversion } from './request-messages.js';
 import { toolToKimi } from './request-tools.js';
 
@@ -17,10 +37,17 @@ export interface KimiChatProviderOptions extends ConnectionOptions {
   readonly model: string;
   /**
    * Sampling and length options sent with every request. `maxTokens` is an alias of
-   * `maxCompletionTokens`; no cap is sent unless one is set.
+   * `maxCompletionTokens`; no cap is sent unless one is set. The provider-neutral options
+   * (`withGeneration`, per-call `generation`) replace the fields they map to.
    */
-  readonly generation?: GenerationOptions;
+  readonly generation?: ChatCompletionsGenerationOptions;
 }
+
+/** The Moonshot API's limits on `stop` (its documentation: at most 5 strings of at most 32 bytes). */
+const MAX_STOP_SEQUENCES = 5;
+const MAX_STOP_SEQUENCE_BYTES = 32;
+/** The Moonshot API's temperature range is 0 to 1. */
+const MAX_TEMPERATURE = 1;
 
 const KIMI_CONVERSION: MessageConversion = {
   systemRole: 'system',
@@ -41,6 +68,13 @@ const KIMI_CONVERSION: MessageConversion = {
  * - the stream's `traceId` is the `x-trace-id` response header; usage is read where Moonshot puts
  *   it (in the choice), with `cached_tokens` as cache reads.
  *
+ * Neutral generation options, as the Moonshot API documents its fields: `maxOutputTokens` as
+ * `max_completion_tokens`, `temperature` (0 to 1), `top_p`, `stop` (at most 5 sequences of at most 32
+ * bytes), `tool_choice`. It has no `seed` and no `parallel_tool_calls`: asking for either is an
+ * `UnsupportedGenerationOptionError`, as is a `tool_choice` of `required` or a named tool while
+ * thinking is enabled (the API refuses that combination). A neutral option wins over the provider's
+ * own option for the same field; `extraBody` wins over both.
+ *
  * Immutable: the `with…` methods return copies that share the HTTP client.
  *
  * @example
@@ -52,7 +86,8 @@ export class KimiChatProvider implements ChatProvider {
   /** The effort set with {@link KimiChatProvider.withThinking}, exactly as given. */
   readonly thinkingEffort: ThinkingEffort | undefined = undefined;
   private readonly connection: ChatCompletionsConnection;
-  private readonly generation: GenerationOptions;
+  private readonly own: ChatCompletionsGenerationOptions;
+  private readonly neutral: GenerationOptions = noGenerationOptions();
 
   /** @throws {ChatProviderError} when there is neither an API key nor a client. */
   constructor(options: KimiChatProviderOptions) {
@@ -63,7 +98,7 @@ export class KimiChatProvider implements ChatProvider {
       // The SDK would otherwise read OPENAI_ORG_ID / OPENAI_PROJECT_ID and send them to Moonshot.
       clientOptions: { organization: null, project: null },
     });
-    this.generation = aliasMaxTokens(options.generation ?? {});
+    this.own = aliasMaxTokens(options.generation ?? {});
   }
 
   /** The base URL requests go to. */
@@ -71,26 +106,37 @@ export class KimiChatProvider implements ChatProvider {
     return this.connection.baseURL;
   }
 
-  /** The generation options every request carries (`extraBody` holds the `thinking` switch). */
-  get generationOptions(): GenerationOptions {
-    return this.generation;
+  /** The provider's own generation options every request carries (`extraBody` holds the `thinking` switch). */
+  get generationOptions(): ChatCompletionsGenerationOptions {
+    return this.own;
+  }
+
+  /** The neutral generation options set with {@link KimiChatProvider.withGeneration}. */
+  get generation(): GenerationOptions {
+    return this.neutral;
   }
 
   /**
    * Streams one response. The request is sent before this resolves; the stream's `traceId` is the
    * `x-trace-id` response header.
    *
-   * @throws {ChatProviderError} (or a subclass) when the request fails; the signal's reason when it aborts.
+   * @throws {ChatProviderError} (or a subclass) when the request fails; an
+   * `InvalidGenerationOptionError` / `UnsupportedGenerationOptionError` for generation options it
+   * cannot send (before any request); the signal's reason when it aborts.
    */
   async generate(systemPrompt: string, tools: readonly Tool[], history: readonly Message[], options: ProviderGenerateOptions = {}): Promise<StreamedMessage> {
+    const generation = resolveGenerationOptions(this.name, this.neutral, options.generation, tools);
+    this.checkSupported(generation);
+    // Kimi takes `tools: []`, and a tool choice with it (as the Python original sends).
+    const own = layNeutralOptions(this.own, generation, { maxTokensField: 'max_completion_tokens', hasTools: true });
     const body: Record<string, JsonValue> = {
       model: this.modelName,
       messages: convertMessages(systemPrompt, history, KIMI_CONVERSION),
       tools: tools.map((tool) => toolToKimi(tool) as unknown as JsonValue),
       stream: true,
       stream_options: { include_usage: true },
-      ...generationBody(this.generation),
-      ...this.generation.extraBody,
+      ...generationBody(own),
+      ...own.extraBody,
     };
     const converter = new ChunkConverter({ reasoningKey: 'reasoning_content', keepEmptyReasoning: true });
     return this.connection.open(body, options.signal, converter);
@@ -109,8 +155,13 @@ export class KimiChatProvider implements ChatProvider {
    * A copy whose generation options are these merged over the current ones; `maxTokens` sets
    * `maxCompletionTokens` unless the same options set that too.
    */
-  withGenerationOptions(options: GenerationOptions): KimiChatProvider {
-    return this.copyWith({ generation: mergeGenerationOptions(this.generation, aliasMaxTokens(options)) });
+  withGenerationOptions(options: ChatCompletionsGenerationOptions): KimiChatProvider {
+    return this.copyWith({ own: mergeGenerationOptions(this.own, aliasMaxTokens(options)) });
+  }
+
+  /** A copy with these neutral generation options merged over its own (see the class notes for what Kimi takes). */
+  withGeneration(options: GenerationOptions): KimiChatProvider {
+    return this.copyWith({ neutral: updateGenerationOptions(this.neutral, options, this.name) });
   }
 
   /**
@@ -131,7 +182,39 @@ export class KimiChatProvider implements ChatProvider {
     return `KimiChatProvider ${inspect(this.toJSON())}`;
   }
 
-  private copyWith(changes: { readonly thinkingEffort?: ThinkingEffort; readonly generation?: GenerationOptions }): KimiChatProvider {
+  /** Refuses what the Moonshot API does not take (see the class notes). */
+  private checkSupported(generation: GenerationOptions): void {
+    rejectUnsupportedGenerationOptions(this.name, generation, ['seed', 'parallelToolCalls']);
+    const { temperature, stopSequences, toolChoice } = generation;
+    if (temperature !== undefined && temperature > MAX_TEMPERATURE) {
+      throw new UnsupportedGenerationOptionError(this.name, 'temperature', `Kimi takes a temperature from 0 to ${MAX_TEMPERATURE}, got ${temperature}`);
+    }
+    if (stopSequences !== undefined) {
+      if (stopSequences.length > MAX_STOP_SEQUENCES) {
+        throw new UnsupportedGenerationOptionError(this.name, 'stopSequences', `at most ${MAX_STOP_SEQUENCES} sequences, got ${stopSequences.length}`);
+      }
+      const long = stopSequences.find((sequence) => Buffer.byteLength(sequence, 'utf8') > MAX_STOP_SEQUENCE_BYTES);
+      if (long !== undefined) {
+        throw new UnsupportedGenerationOptionError(this.name, 'stopSequences', `each sequence at most ${MAX_STOP_SEQUENCE_BYTES} bytes, got ${Buffer.byteLength(long, 'utf8')}`);
+      }
+    }
+    if (toolChoice !== undefined && toolChoice !== 'auto' && toolChoice !== 'none' && this.thinkingEnabled()) {
+      const what = toolChoice === 'required' ? '"required"' : 'a named tool';
+      throw new UnsupportedGenerationOptionError(this.name, 'toolChoice', `${what} while thinking is enabled`);
+    }
+  }
+
+  /** Whether the request asks for thinking (`thinking.type` of `extraBody` is `enabled`). */
+  private thinkingEnabled(): boolean {
+    const thinking = this.own.extraBody?.['thinking'];
+    return typeof thinking === 'object' && thinking !== null && !Array.isArray(thinking) && (thinking as { readonly [key: string]: JsonValue })['type'] === 'enabled';
+  }
+
+  private copyWith(changes: {
+    readonly thinkingEffort?: ThinkingEffort;
+    readonly own?: ChatCompletionsGenerationOptions;
+    readonly neutral?: GenerationOptions;
+  }): KimiChatProvider {
     return Object.assign(Object.create(KimiChatProvider.prototype) as KimiChatProvider, this, changes);
   }
 }

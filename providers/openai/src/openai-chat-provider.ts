@@ -1,10 +1,29 @@
 import { inspect } from 'node:util';
 
-import type { ChatProvider, JsonValue, Message, ProviderGenerateOptions, StreamedMessage, ThinkingEffort, Tool } from '@kosong/core';
+import {
+  noGenerationOptions,
+  resolveGenerationOptions,
+  UnsupportedGenerationOptionError,
+  updateGenerationOptions,
+  type ChatProvider,
+  type GenerationOptions,
+  type JsonValue,
+  type Message,
+  type ProviderGenerateOptions,
+  type StreamedMessage,
+  type ThinkingEffort,
+  type Tool,
+} from '@kosong/core';
 
 import { ChatCompletionsConnection, type ConnectionOptions } from './chat-completions-connection.js';
 import { ChunkConverter } from './chunk-converter.js';
-import { generationBody, mergeGenerationOptions, type GenerationOptions } from './generation-options.js';
+import {
+  generationBody,
+  layNeutralOptions,
+  mergeGenerationOptions,
+  type ChatCompletionsGenerationOptions,
+  type MaxOutputTokensField,
+} from './generation-options.js';
 import { reasoningEffortToThinkingEffort, thinkingEffortToReasoningEffort } from './reasoning-effort.js';
 import { convertMessages, type MessageConversion } from './request-messages.js';
 import { toolToOpenAI } from './request-tools.js';
@@ -12,12 +31,24 @@ import { toolToOpenAI } from './request-tools.js';
 /** The OpenAI API's base URL, the default of {@link OpenAIChatProvider}. */
 export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
 
+/** The most stop sequences the Chat Completions API takes. */
+const MAX_STOP_SEQUENCES = 4;
+
 /** Options of an {@link OpenAIChatProvider}. */
 export interface OpenAIChatProviderOptions extends ConnectionOptions {
   /** The model, e.g. `gpt-4.1`. */
   readonly model: string;
-  /** Sampling and length options sent with every request. */
-  readonly generation?: GenerationOptions;
+  /**
+   * Sampling and length options sent with every request, in the Chat Completions' own terms. The
+   * provider-neutral options (`withGeneration`, per-call `generation`) replace the fields they map to.
+   */
+  readonly generation?: ChatCompletionsGenerationOptions;
+  /**
+   * The field that carries the neutral `maxOutputTokens`: `max_completion_tokens` (default; the
+   * OpenAI API's, the only one its reasoning models take) or `max_tokens` (compatible servers that
+   * know no other, e.g. older vLLM or Ollama).
+   */
+  readonly maxOutputTokensField?: MaxOutputTokensField;
   /** The role of the system prompt (and of `system` messages): `system` (default) or `developer`. */
   readonly systemRole?: 'system' | 'developer';
   /**
@@ -50,6 +81,13 @@ export interface OpenAIChatProviderOptions extends ConnectionOptions {
  * (`name` = `openai`). Streams, with usage. Immutable: the `with…` methods return copies that share
  * the HTTP client.
  *
+ * Every neutral generation option is honoured: `maxOutputTokens` as `max_completion_tokens` (or
+ * `max_tokens`, see `maxOutputTokensField`), `temperature`, `top_p`, `stop` (at most 4 sequences:
+ * more is an `UnsupportedGenerationOptionError`), `seed`, `tool_choice`, `parallel_tool_calls`.
+ * A neutral option wins over the provider's own option for the same field; `extraBody` wins over
+ * both. Without tools, a neutral `parallelToolCalls` or `toolChoice` of `auto`/`none` sends no field
+ * (the API refuses them there; they mean nothing without tools).
+ *
  * @example
  * const provider = new OpenAIChatProvider({ apiKey, model: 'gpt-4.1', generation: { temperature: 0.2 } });
  * const result = await step({ provider: provider.withThinking('high'), systemPrompt, toolset, history });
@@ -60,7 +98,9 @@ export class OpenAIChatProvider implements ChatProvider {
   /** The effort set with {@link OpenAIChatProvider.withThinking}, as sent: `max` reads `xhigh`. */
   readonly thinkingEffort: ThinkingEffort | undefined = undefined;
   private readonly connection: ChatCompletionsConnection;
-  private readonly generation: GenerationOptions;
+  private readonly own: ChatCompletionsGenerationOptions;
+  private readonly neutral: GenerationOptions = noGenerationOptions();
+  private readonly maxOutputTokensField: MaxOutputTokensField;
   private readonly conversion: MessageConversion;
   private readonly thinkingOff: 'omit' | 'none';
 
@@ -68,7 +108,8 @@ export class OpenAIChatProvider implements ChatProvider {
   constructor(options: OpenAIChatProviderOptions) {
     this.modelName = options.model;
     this.connection = new ChatCompletionsConnection(options, { provider: 'OpenAIChatProvider', baseURL: OPENAI_BASE_URL });
-    this.generation = options.generation ?? {};
+    this.own = options.generation ?? {};
+    this.maxOutputTokensField = options.maxOutputTokensField ?? 'max_completion_tokens';
     this.conversion = {
       systemRole: options.systemRole ?? 'system',
       reasoningKey: options.reasoningKey,
@@ -83,9 +124,14 @@ export class OpenAIChatProvider implements ChatProvider {
     return this.connection.baseURL;
   }
 
-  /** The generation options every request carries. */
-  get generationOptions(): GenerationOptions {
-    return this.generation;
+  /** The provider's own (Chat Completions) generation options every request carries. */
+  get generationOptions(): ChatCompletionsGenerationOptions {
+    return this.own;
+  }
+
+  /** The neutral generation options set with {@link OpenAIChatProvider.withGeneration}. */
+  get generation(): GenerationOptions {
+    return this.neutral;
   }
 
   /**
@@ -93,10 +139,15 @@ export class OpenAIChatProvider implements ChatProvider {
    * `x-trace-id` response header, if any.
    *
    * @throws {ChatProviderError} (or a subclass) when the history cannot be converted or the request
-   * fails; the signal's reason when it aborts.
+   * fails; an `InvalidGenerationOptionError` / `UnsupportedGenerationOptionError` for generation
+   * options it cannot send (before any request); the signal's reason when it aborts.
    */
   async generate(systemPrompt: string, tools: readonly Tool[], history: readonly Message[], options: ProviderGenerateOptions = {}): Promise<StreamedMessage> {
-    const body = this.buildBody(systemPrompt, tools, history);
+    const generation = resolveGenerationOptions(this.name, this.neutral, options.generation, tools);
+    if (generation.stopSequences !== undefined && generation.stopSequences.length > MAX_STOP_SEQUENCES) {
+      throw new UnsupportedGenerationOptionError(this.name, 'stopSequences', `at most ${MAX_STOP_SEQUENCES} sequences, got ${generation.stopSequences.length}`);
+    }
+    const body = this.buildBody(systemPrompt, tools, history, generation);
     const converter = new ChunkConverter({ reasoningKey: this.conversion.reasoningKey, keepEmptyReasoning: false });
     return this.connection.open(body, options.signal, converter);
   }
@@ -109,9 +160,14 @@ export class OpenAIChatProvider implements ChatProvider {
     return this.copyWith({ thinkingEffort: reasoningEffortToThinkingEffort(thinkingEffortToReasoningEffort(effort)) });
   }
 
-  /** A copy whose generation options are these merged over the current ones (`extraBody` key by key). */
-  withGenerationOptions(options: GenerationOptions): OpenAIChatProvider {
-    return this.copyWith({ generation: mergeGenerationOptions(this.generation, options) });
+  /** A copy with these neutral generation options merged over its own (see the class notes for the mapping). */
+  withGeneration(options: GenerationOptions): OpenAIChatProvider {
+    return this.copyWith({ neutral: updateGenerationOptions(this.neutral, options, this.name) });
+  }
+
+  /** A copy whose own (Chat Completions) options are these merged over the current ones (`extraBody` key by key). */
+  withGenerationOptions(options: ChatCompletionsGenerationOptions): OpenAIChatProvider {
+    return this.copyWith({ own: mergeGenerationOptions(this.own, options) });
   }
 
   /** What logs and `JSON.stringify` show: never the API key. */
@@ -124,16 +180,17 @@ export class OpenAIChatProvider implements ChatProvider {
     return `OpenAIChatProvider ${inspect(this.toJSON())}`;
   }
 
-  private buildBody(systemPrompt: string, tools: readonly Tool[], history: readonly Message[]): Record<string, JsonValue> {
+  private buildBody(systemPrompt: string, tools: readonly Tool[], history: readonly Message[], generation: GenerationOptions): Record<string, JsonValue> {
     const body: Record<string, JsonValue> = { model: this.modelName, messages: convertMessages(systemPrompt, history, this.conversion) };
     // The OpenAI API rejects an empty `tools` array, so no tools means no `tools` key.
     if (tools.length > 0) body['tools'] = tools.map((tool) => toolToOpenAI(tool) as unknown as JsonValue);
     body['stream'] = true;
     body['stream_options'] = { include_usage: true };
-    Object.assign(body, generationBody(this.generation));
+    const layout = { maxTokensField: this.maxOutputTokensField, hasTools: tools.length > 0 };
+    Object.assign(body, generationBody(layNeutralOptions(this.own, generation, layout)));
     const effort = this.reasoningEffort(history);
     if (effort !== undefined) body['reasoning_effort'] = effort;
-    Object.assign(body, this.generation.extraBody);
+    Object.assign(body, this.own.extraBody);
     return body;
   }
 
@@ -146,7 +203,11 @@ export class OpenAIChatProvider implements ChatProvider {
     return effort === 'none' && this.thinkingOff === 'omit' ? undefined : effort;
   }
 
-  private copyWith(changes: { readonly thinkingEffort?: ThinkingEffort; readonly generation?: GenerationOptions }): OpenAIChatProvider {
+  private copyWith(changes: {
+    readonly thinkingEffort?: ThinkingEffort;
+    readonly own?: ChatCompletionsGenerationOptions;
+    readonly neutral?: GenerationOptions;
+  }): OpenAIChatProvider {
     return Object.assign(Object.create(OpenAIChatProvider.prototype) as OpenAIChatProvider, this, changes);
   }
 }

@@ -44,8 +44,10 @@ export function fakeProvider(
     name,
     modelName: `${name}-model`,
     thinkingEffort: undefined,
+    generation: {},
     generate: sinon.stub().callsFake(() => Promise.resolve(streamOf(parts, `${name}-msg`))),
     withThinking: sinon.stub().returnsThis(),
+    withGeneration: sinon.stub().returnsThis(),
   };
   return provider;
 }

@@ -70,6 +70,8 @@ export function sequenceProvider(turns: readonly Turn[], name = 'sequence'): Cha
       return mock.generate(...args);
     },
     withThinking: () => provider,
+    generation: {},
+    withGeneration: () => provider,
   };
   return provider;
 }

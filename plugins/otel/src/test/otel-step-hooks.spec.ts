@@ -80,7 +80,7 @@ describe('OtelStepHooks', () => {
   });
 
   it('still ends the spans of a step whose onToolResult and onStepEnd never reached it (failed or detached)', () => {
-    hooks.onStepStart({ ...ctx('s'), history });
+    hooks.onStepStart({ ...ctx('s'), history, generation: {} });
     hooks.onToolCall({ ...ctx('s'), toolCall: add('a'), toolCallId: 'a', index: 0, executed: true });
     hooks.onToolCall({ ...ctx('s'), toolCall: add('b'), toolCallId: 'b', index: 1, executed: true });
     hooks.onCleanup(cleanup('s', [], true));
@@ -95,7 +95,7 @@ describe('OtelStepHooks', () => {
   });
 
   it('gives a result whose call it missed a span back-dated by the call duration', () => {
-    hooks.onStepStart({ ...ctx('s'), history });
+    hooks.onStepStart({ ...ctx('s'), history, generation: {} });
     const before = Date.now();
     hooks.onToolResult(result('s', 0, add('a'), true, 250));
     hooks.onCleanup(cleanup('s'));
@@ -108,7 +108,7 @@ describe('OtelStepHooks', () => {
   });
 
   it('marks a leaked call as leaked and counts it as a tool error', async () => {
-    hooks.onStepStart({ ...ctx('s'), history });
+    hooks.onStepStart({ ...ctx('s'), history, generation: {} });
     const stuck = add('a');
     hooks.onToolCall({ ...ctx('s'), toolCall: stuck, toolCallId: 'a', index: 0, executed: true });
     hooks.onCleanup(cleanup('s', [stuck], true));
@@ -122,7 +122,7 @@ describe('OtelStepHooks', () => {
     hooks.onToolCall({ ...ctx('ghost'), toolCall: add('a'), toolCallId: 'a', index: 0, executed: true });
     hooks.onToolResult(result('ghost', 0, add('a')));
     hooks.onCleanup(cleanup('ghost'));
-    hooks.onStepStart({ ...ctx('s'), history });
+    hooks.onStepStart({ ...ctx('s'), history, generation: {} });
     hooks.onCleanup(cleanup('s'));
     hooks.onCleanup(cleanup('s'));
     expect(telemetry.spans().map((s) => s.name)).to.deep.equal(['chat m']);
@@ -132,8 +132,8 @@ describe('OtelStepHooks', () => {
     const warnings: string[] = [];
     diag.setLogger({ warn: (m) => void warnings.push(m), error() {}, info() {}, debug() {}, verbose() {} }, DiagLogLevel.WARN);
     try {
-      hooks.onStepStart({ ...ctx('dup', 'acme'), history });
-      hooks.onStepStart({ ...ctx('dup', 'acme'), history });
+      hooks.onStepStart({ ...ctx('dup', 'acme'), history, generation: {} });
+      hooks.onStepStart({ ...ctx('dup', 'acme'), history, generation: {} });
       hooks.onToolCall({ ...ctx('dup'), toolCall: add('a'), toolCallId: 'a', index: 0, executed: true });
       hooks.onToolCall({ ...ctx('dup'), toolCall: add('a'), toolCallId: 'a', index: 0, executed: true });
       hooks.onCleanup(cleanup('dup'));
@@ -148,8 +148,8 @@ describe('OtelStepHooks', () => {
   });
 
   it('ends every open span on endAll (the plugin calls it when the kernel is disposed)', () => {
-    hooks.onStepStart({ ...ctx('a'), history });
-    hooks.onStepStart({ ...ctx('b'), history });
+    hooks.onStepStart({ ...ctx('a'), history, generation: {} });
+    hooks.onStepStart({ ...ctx('b'), history, generation: {} });
     hooks.onToolCall({ ...ctx('b'), toolCall: add('x'), toolCallId: 'x', index: 0, executed: true });
     hooks.endAll();
     expect(telemetry.spans().map((s) => s.name).sort()).to.deep.equal(['chat m', 'chat m', 'execute_tool add']);

@@ -132,7 +132,7 @@ describe('MockChatProvider', () => {
       const tools: Tool[] = [{ name: 'plus', description: 'Adds', parameters: { type: 'object' } }];
       await provider.generate('system 1', tools, history);
       expect(provider.generateCalls).to.equal(1);
-      expect(provider.lastRequest).to.deep.equal({ systemPrompt: 'system 1', tools, history });
+      expect(provider.lastRequest).to.deep.equal({ systemPrompt: 'system 1', tools, history, generation: {} });
       expect(provider.lastRequest!.tools).to.equal(tools);
       expect(provider.lastRequest!.history).to.equal(history);
 
