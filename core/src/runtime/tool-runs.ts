@@ -39,7 +39,7 @@ export class ToolRuns {
     const startedAt = performance.now();
     let future: Promise<ToolResult>;
     try {
-      const returned = this.toolset.handle(call, { signal: this.controller.signal, toolCall: call, stepId: this.stepId });
+      const returned = this.toolset.handle(call, { signal: this.controller.signal, toolCall: call, stepId: this.stepId, index });
       future = isThenable(returned)
         ? Promise.resolve(returned).then(
             (value) => normalise(call, value),

@@ -11,6 +11,8 @@ export interface ToolContext {
   readonly toolCall: ToolCall;
   /** The id of the step the call belongs to, for logs and correlation. */
   readonly stepId: string;
+  /** Position of the call in the step's tool calls (`step()` always sets it); with `stepId`, a unique key of the call. */
+  readonly index?: number;
 }
 
 /**

@@ -1,0 +1,76 @@
+import { errorMarker, hasErrorMarker, markError } from '@kosong/core';
+
+const FENCED_ERROR = errorMarker('FencedError');
+const TURN_FAILED_ERROR = errorMarker('TurnFailedError');
+const TURN_CANCELLED_ERROR = errorMarker('TurnCancelledError');
+const REDIS_UNAVAILABLE_ERROR = errorMarker('RedisUnavailableError');
+
+/**
+ * A write to a session was refused because the writer's lease expired or another worker took the
+ * session over (its fencing token is no longer the current one). Nothing of the write was stored.
+ */
+export class FencedError extends Error {
+  constructor(
+    readonly tenant: string | undefined,
+    readonly session: string,
+    readonly token: number,
+  ) {
+    super(`Session "${session}"${tenant === undefined ? '' : ` of tenant "${tenant}"`}: the lease (fencing token ${token}) expired or was taken over; nothing was written`);
+    this.name = 'FencedError';
+    markError(this, FENCED_ERROR);
+  }
+
+  /** Whether `error` is a {@link FencedError}. */
+  static isInstance(error: unknown): error is FencedError {
+    return hasErrorMarker(error, FENCED_ERROR);
+  }
+}
+
+/** A queued turn failed on its worker; `message` is the worker's error, `errorName` its class name. */
+export class TurnFailedError extends Error {
+  constructor(
+    readonly turnId: string,
+    message: string,
+    readonly errorName: string,
+  ) {
+    super(message);
+    this.name = 'TurnFailedError';
+    markError(this, TURN_FAILED_ERROR);
+  }
+
+  /** Whether `error` is a {@link TurnFailedError}. */
+  static isInstance(error: unknown): error is TurnFailedError {
+    return hasErrorMarker(error, TURN_FAILED_ERROR);
+  }
+}
+
+/** A queued turn was cancelled (before it started, or while it ran). */
+export class TurnCancelledError extends Error {
+  constructor(
+    readonly turnId: string,
+    readonly reason: string,
+  ) {
+    super(`Turn ${turnId} was cancelled: ${reason}`);
+    this.name = 'TurnCancelledError';
+    markError(this, TURN_CANCELLED_ERROR);
+  }
+
+  /** Whether `error` is a {@link TurnCancelledError}. */
+  static isInstance(error: unknown): error is TurnCancelledError {
+    return hasErrorMarker(error, TURN_CANCELLED_ERROR);
+  }
+}
+
+/** Redis could not be reached (or lost the turn's data) while following a turn. */
+export class RedisUnavailableError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'RedisUnavailableError';
+    markError(this, REDIS_UNAVAILABLE_ERROR);
+  }
+
+  /** Whether `error` is a {@link RedisUnavailableError}. */
+  static isInstance(error: unknown): error is RedisUnavailableError {
+    return hasErrorMarker(error, REDIS_UNAVAILABLE_ERROR);
+  }
+}

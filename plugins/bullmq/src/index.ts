@@ -1,0 +1,18 @@
+/**
+ * `@kosong/bullmq`: kosong past one machine, on BullMQ and Redis.
+ *
+ * - {@link RemoteToolset} / {@link ToolWorker}: tool calls run as jobs on worker processes that serve
+ *   any local toolset; aborts cross machines, results keep call order, a lost worker is an error result;
+ * - {@link RedisContext}: a session's history in Redis, appended a whole step at a time, fenced;
+ * - {@link TurnQueue} / {@link AgentWorker}: agent turns as jobs, one per session at a time, events on
+ *   a Redis stream, cancellation, recovery after a worker dies;
+ * - {@link bullmqPlugin}: remote toolsets for a kernel's tenants.
+ *
+ * @packageDocumentation
+ */
+export type { RedisConnection } from './connection.js';
+export { DEFAULT_PREFIX, toolQueueName } from './keys.js';
+export { FencedError, RedisUnavailableError, TurnCancelledError, TurnFailedError } from './errors.js';
+export { toolJobId, toolWorkerLost, type ToolJobData } from './tool-job.js';
+export { ToolWorker, type ToolWorkerCloseOptions, type ToolWorkerOptions } from './tool-worker.js';
+export { RemoteToolset, type RemoteToolsetOptions } from './remote-toolset.js';

@@ -1,0 +1,63 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+/** The compiled fixture `name` (e.g. `tool-worker-main.js`). */
+export const fixture = (name: string): string => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
+
+/** A child process of a test: started, waited for (`ready` on stdout), killed, and never left behind. */
+export class TestProcess {
+  readonly output: string[] = [];
+  readonly exited: Promise<number | null>;
+
+  private constructor(readonly child: ChildProcess) {
+    this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+  }
+
+  /** Runs `node script ...args` and waits until it prints `ready`. */
+  static async start(script: string, args: readonly string[], readyTimeoutMs = 30_000): Promise<TestProcess> {
+    const child = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = new TestProcess(child);
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        child.kill('SIGKILL');
+        reject(new Error(`${script} did not get ready:\n${proc.output.join('')}`));
+      }, readyTimeoutMs);
+      child.stdout!.on('data', (chunk: Buffer) => {
+        proc.output.push(chunk.toString());
+        if (proc.output.join('').includes('ready\n')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      child.stderr!.on('data', (chunk: Buffer) => proc.output.push(chunk.toString()));
+      child.once('exit', (code) => {
+        clearTimeout(timer);
+        reject(new Error(`${script} exited with ${code} before it was ready:\n${proc.output.join('')}`));
+      });
+    });
+    return proc;
+  }
+
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  get alive(): boolean {
+    return this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  /** SIGKILL: a crash. */
+  async kill(): Promise<void> {
+    if (this.alive) this.child.kill('SIGKILL');
+    await this.exited;
+  }
+
+  /** SIGTERM, then SIGKILL if it has not exited within `graceMs`. */
+  async stop(graceMs = 5_000): Promise<void> {
+    if (!this.alive) return;
+    this.child.kill('SIGTERM');
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), graceMs);
+    await this.exited;
+    clearTimeout(timer);
+  }
+}

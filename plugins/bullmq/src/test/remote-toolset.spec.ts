@@ -1,0 +1,239 @@
+import { step, textPart, toolCall, type CleanupEvent, type ToolResult } from '@kosong/core';
+import { MockChatProvider } from '@kosong/provider-echo';
+import { defineTool, SimpleToolset } from '@kosong/toolset-simple';
+import { Queue } from 'bullmq';
+import { expect } from 'chai';
+import { Redis } from 'ioredis';
+import { z } from 'zod';
+import { RemoteToolset, ToolWorker, toolQueueName } from '../index.js';
+import { RedisServer } from './redis-server.js';
+import { call, ProbeToolset, sleep, testPrefix, until } from './support.js';
+
+describe('RemoteToolset and ToolWorker (real Redis)', function () {
+  this.timeout(30_000);
+  let redis: RedisServer;
+  let prefix: string;
+  const closers: (() => Promise<void>)[] = [];
+
+  before(async () => {
+    redis = await RedisServer.start();
+  });
+  after(async () => {
+    await redis.stop();
+  });
+  beforeEach(() => {
+    prefix = testPrefix();
+  });
+  afterEach(async () => {
+    for (const close of closers.splice(0).reverse()) await close();
+  });
+
+  async function worker(toolset = new ProbeToolset(), extra: Partial<Parameters<typeof ToolWorker.start>[0]> = {}): Promise<ToolWorker> {
+    const started = await ToolWorker.start({ connection: redis.url, toolset, name: 'probe', prefix, ...extra });
+    closers.push(() => started.close({ deadlineMs: 1_000 }));
+    return started;
+  }
+
+  async function remote(extra: Partial<Parameters<typeof RemoteToolset.connect>[0]> = {}): Promise<RemoteToolset> {
+    const connected = await RemoteToolset.connect({ connection: redis.url, name: 'probe', prefix, ...extra });
+    closers.push(() => connected.close());
+    return connected;
+  }
+
+  async function queueCounts(tenant: string | undefined): Promise<Record<string, number>> {
+    const queue = new Queue(toolQueueName(tenant, 'probe'), { connection: { host: '127.0.0.1', port: redis.port }, prefix });
+    try {
+      return await queue.getJobCounts('waiting', 'active', 'delayed', 'completed', 'failed');
+    } finally {
+      await queue.close();
+    }
+  }
+
+  it('serves the tool list the worker published, and runs calls of a step in call order', async () => {
+    const probe = new ProbeToolset();
+    await worker(probe, { concurrency: 4 });
+    const tools = await remote();
+    expect(tools.tools.map((t) => t.name)).to.deep.equal(['echo', 'sleep', 'stubborn']);
+
+    const provider = new MockChatProvider([
+      textPart('three at once'),
+      toolCall('a', 'sleep', '{"ms":120}'),
+      toolCall('b', 'echo', '{"x":1}'),
+      toolCall('a', 'sleep', '{"ms":10}'), // a duplicate id: results stay aligned by index
+    ]);
+    const result = await step({ provider, systemPrompt: '', toolset: tools, history: [] });
+    const results = await result.toolResults();
+    expect(results.map((r) => [r.toolCallId, r.returnValue.output])).to.deep.equal([
+      ['a', 'slept 120'],
+      ['b', '{"x":1}'],
+      ['a', 'slept 10'],
+    ]);
+    expect(probe.records.map((r) => r.index).sort()).to.deep.equal([0, 1, 2]);
+    expect(new Set(probe.records.map((r) => r.stepId))).to.deep.equal(new Set([result.stepId]));
+  });
+
+  it('serves any local toolset: a SimpleToolset with a zod tool, its validation errors included', async () => {
+    const add = defineTool({ name: 'add', description: 'Adds.', parameters: z.object({ a: z.number(), b: z.number() }), execute: ({ a, b }) => String(a + b) });
+    await worker(new SimpleToolset([add]) as never);
+    const tools = await remote();
+    expect(tools.tools.map((t) => t.name)).to.deep.equal(['add']);
+    const signal = new AbortController().signal;
+    const ok = await tools.handle(call('c1', 'add', { a: 2, b: 3 }), { signal, toolCall: call('c1', 'add'), stepId: 's-simple', index: 0 });
+    const bad = await tools.handle(call('c2', 'add', { a: 'x' }), { signal, toolCall: call('c2', 'add'), stepId: 's-simple', index: 1 });
+    expect(ok.returnValue).to.include({ isError: false, output: '5' });
+    expect(bad.returnValue.isError).to.equal(true);
+    expect(bad.returnValue.message).to.match(/^Error validating JSON arguments/);
+  });
+
+  it('enqueueing the same call of the same step twice runs it once; both callers get the result', async () => {
+    const probe = new ProbeToolset();
+    await worker(probe);
+    const [one, two] = [await remote(), await remote()];
+    const signal = new AbortController().signal;
+    const theCall = call('x', 'sleep', { ms: 100 });
+    const context = { signal, toolCall: theCall, stepId: 'step-idem', index: 0 };
+    const results = await Promise.all([one.handle(theCall, context), two.handle(theCall, context)]);
+    expect(results.map((r) => r.returnValue.output)).to.deep.equal(['slept 100', 'slept 100']);
+    expect(probe.records).to.have.length(1);
+  });
+
+  it('an abort cancels the running remote tool, and the step waits until it settled', async () => {
+    const probe = new ProbeToolset(150); // the tool takes 150 ms to wind down after its abort
+    await worker(probe);
+    const tools = await remote();
+    const controller = new AbortController();
+    let cleanup: CleanupEvent | undefined;
+    const provider = new MockChatProvider([toolCall('s', 'sleep', '{"ms":60000}')]);
+    const result = await step({
+      provider,
+      systemPrompt: '',
+      toolset: tools,
+      history: [],
+      signal: controller.signal,
+      hooks: [{ name: 'probe', hooks: { onCleanup: (e) => void (cleanup = e) } }],
+    });
+    await until(() => probe.records.length === 1, 10_000, 'the remote call to start');
+    const abortedAt = Date.now();
+    controller.abort(new Error('user pressed ctrl-c'));
+    const error = await result.toolResults().catch((e: unknown) => e);
+    const settledAt = Date.now();
+    expect(error).to.have.property('message', 'user pressed ctrl-c');
+    const record = probe.records[0]!;
+    expect(record.abortedAt, 'the remote tool saw its signal').to.be.a('number');
+    expect(record.abortedAt! - abortedAt).to.be.below(5_000);
+    expect(record.finishedAt, 'the remote tool settled before the step did').to.be.at.most(settledAt);
+    expect(cleanup).to.include({ cancelled: true });
+    expect(cleanup!.leaked).to.deep.equal([]);
+  });
+
+  it('a remote tool that ignores its abort is reported as leaked at the step cleanup deadline', async () => {
+    const probe = new ProbeToolset();
+    await worker(probe);
+    const tools = await remote({ abandonAfterMs: 3_000 });
+    const controller = new AbortController();
+    let cleanup: CleanupEvent | undefined;
+    const result = await step({
+      provider: new MockChatProvider([toolCall('s', 'stubborn', '{"ms":1500}')]),
+      systemPrompt: '',
+      toolset: tools,
+      history: [],
+      signal: controller.signal,
+      cleanupTimeoutMs: 200,
+      hooks: [{ name: 'probe', hooks: { onCleanup: (e) => void (cleanup = e) } }],
+    });
+    await until(() => probe.records.length === 1);
+    controller.abort(new Error('stop'));
+    await result.toolResults().catch(() => undefined);
+    expect(cleanup!.leaked.map((c) => c.id)).to.deep.equal(['s']);
+    expect(probe.records[0]!.abortedAt).to.be.a('number');
+    await until(() => tools.inFlight === 0, 10_000, 'the abandoned call to be dropped');
+  });
+
+  it('a call still waiting in the queue is removed on abort and never runs', async () => {
+    const probe = new ProbeToolset();
+    const tools = await remote({ tools: probe.tools }); // no worker yet
+    const controller = new AbortController();
+    const pending = tools.handle(call('w', 'echo'), { signal: controller.signal, toolCall: call('w', 'echo'), stepId: 'step-waiting', index: 0 });
+    await until(async () => (await queueCounts(undefined)).waiting === 1, 5_000, 'the job to be queued');
+    controller.abort(new Error('never mind'));
+    const result = await pending;
+    expect(result.returnValue.isError).to.equal(true);
+    expect(result.returnValue.message).to.equal('Tool `echo` was cancelled: never mind');
+    expect(await queueCounts(undefined)).to.include({ waiting: 0, active: 0 });
+    await worker(probe);
+    await sleep(200);
+    expect(probe.records).to.have.length(0);
+  });
+
+  it('times a call out, cancelling the remote tool', async () => {
+    const probe = new ProbeToolset();
+    await worker(probe);
+    const tools = await remote({ timeoutMs: 300 });
+    const signal = new AbortController().signal;
+    const result = await tools.handle(call('t', 'sleep', { ms: 60_000 }), { signal, toolCall: call('t', 'sleep'), stepId: 'step-timeout', index: 0 });
+    expect(result.returnValue.message).to.equal('Tool `sleep` timed out after 300 ms');
+    expect(probe.records[0]!.abortedAt).to.be.a('number');
+  });
+
+  it("keeps tenants apart: a tenant's calls reach only its own queue and worker", async () => {
+    const [acmeProbe, globexProbe] = [new ProbeToolset(), new ProbeToolset()];
+    await worker(acmeProbe, { tenant: 'acme' });
+    await worker(globexProbe, { tenant: 'globex' });
+    const acme = await remote({ tenant: 'acme' });
+    const signal = new AbortController().signal;
+    for (let i = 0; i < 5; i++) {
+      const c = call(`c${i}`, 'echo', { i });
+      await acme.handle(c, { signal, toolCall: c, stepId: 'step-tenants', index: i });
+    }
+    expect(acmeProbe.records).to.have.length(5);
+    expect(globexProbe.records).to.have.length(0);
+    expect((await queueCounts('globex')).completed).to.equal(0);
+    await expectRejected(RemoteToolset.connect({ connection: redis.url, name: 'probe', tenant: 'initech', prefix }), /No tool worker has published/);
+  });
+
+  it('a worker refuses a job of another tenant written to its queue by hand', async () => {
+    const probe = new ProbeToolset();
+    await worker(probe, { tenant: 'acme' });
+    const queue = new Queue(toolQueueName('acme', 'probe'), { connection: { host: '127.0.0.1', port: redis.port }, prefix });
+    closers.push(() => queue.close());
+    const job = await queue.add('echo', { tenant: 'globex', stepId: 's', index: 0, toolCall: call('c', 'echo') });
+    await until(async () => (await job.getState()) === 'completed');
+    const finished = (await Queue.prototype.getJob.call(queue, job.id!))!;
+    expect((finished.returnvalue as ToolResult).returnValue.message).to.match(/another tenant/);
+    expect(probe.records).to.have.length(0);
+  });
+
+  it('an enqueue while Redis is unreachable fails the call with an error, not a hang', async () => {
+    const lonely = await RedisServer.start();
+    const tools = await RemoteToolset.connect({ connection: lonely.url, name: 'probe', prefix, tools: new ProbeToolset().tools, timeoutMs: 2_000 });
+    closers.push(() => tools.close());
+    await lonely.stop();
+    const started = Date.now();
+    const outcome = await Promise.resolve(tools.handle(call('c', 'echo'), { signal: new AbortController().signal, toolCall: call('c', 'echo'), stepId: 's', index: 0 })).then(
+      () => 'resolved',
+      (e: unknown) => e,
+    );
+    expect(outcome).to.be.instanceOf(Error);
+    expect(Date.now() - started).to.be.below(15_000);
+  });
+
+  it('closes cleanly: no connection left open', async () => {
+    await worker();
+    await remote();
+    const admin = new Redis(redis.url);
+    const clients = async (): Promise<number> => ((await admin.client('LIST')) as string).split('\n').filter((l) => l.includes('name=kosong-')).length;
+    expect(await clients()).to.be.greaterThan(0);
+    for (const close of closers.splice(0).reverse()) await close();
+    await until(async () => (await clients()) === 0, 5_000, 'every connection to close');
+    admin.disconnect();
+  });
+});
+
+async function expectRejected(promise: Promise<unknown>, pattern: RegExp): Promise<void> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error, 'expected a rejection').to.be.instanceOf(Error);
+  expect((error as Error).message).to.match(pattern);
+}

@@ -1,0 +1,80 @@
+import {
+  describeError,
+  isToolResult,
+  toolError,
+  toolInvalidReturn,
+  toolRuntimeError,
+  type ToolCall,
+  type ToolContext,
+  type ToolResult,
+  type ToolReturnValue,
+  type Toolset,
+} from '@kosong/core';
+import { encodeName } from './keys.js';
+
+/** What a tool job carries: one call of one step, for one tenant. */
+export interface ToolJobData {
+  /** The tenant the call was made for (`null`: none); a worker serves one tenant's queue only. */
+  readonly tenant: string | null;
+  readonly stepId: string;
+  /** Position of the call in its step. */
+  readonly index: number;
+  readonly toolCall: ToolCall;
+}
+
+/**
+ * The id of the job of call `index` of step `stepId`: the same call enqueued twice (a client retry,
+ * a resent command after a reconnect) is one job.
+ */
+export function toolJobId(stepId: string, index: number): string {
+  return `${encodeName(stepId)}.${index}`;
+}
+
+/** Whether a job's data has the shape of {@link ToolJobData}. */
+export function isToolJobData(value: unknown): value is ToolJobData {
+  if (typeof value !== 'object' || value === null) return false;
+  const data = value as Partial<ToolJobData>;
+  const call = data.toolCall as Partial<ToolCall> | undefined;
+  return (
+    (data.tenant === null || typeof data.tenant === 'string') &&
+    typeof data.stepId === 'string' &&
+    typeof data.index === 'number' &&
+    typeof call === 'object' &&
+    call !== null &&
+    typeof call.id === 'string' &&
+    typeof call.function?.name === 'string'
+  );
+}
+
+/** The result the model gets when the worker running (or about to rerun) a call died or stalled. */
+export function toolWorkerLost(toolName: string): ToolReturnValue {
+  return toolError({
+    message: `Tool \`${toolName}\` did not finish: the tool worker was lost (its process died or stopped answering). The call was not run again, because the tool may have side effects.`,
+    brief: 'Tool worker lost',
+  });
+}
+
+/** The result the model gets when a remote call took longer than its timeout. */
+export function remoteToolTimedOut(toolName: string, timeoutMs: number): ToolReturnValue {
+  return toolError({ message: `Tool \`${toolName}\` timed out after ${timeoutMs} ms`, brief: 'Timed out' });
+}
+
+/**
+ * Runs one call on a local toolset the way `step()` does: a throw or a rejection becomes an error
+ * result, so does anything returned that is not a result. Never rejects.
+ */
+export async function runLocally(toolset: Toolset, call: ToolCall, context: ToolContext): Promise<ToolResult> {
+  try {
+    const returned: unknown = await toolset.handle(call, context);
+    if (isToolResult(returned)) return returned.toolCallId === call.id ? returned : { toolCallId: call.id, returnValue: returned.returnValue };
+    return { toolCallId: call.id, returnValue: toolInvalidReturn(describeType(returned)) };
+  } catch (error) {
+    return { toolCallId: call.id, returnValue: toolRuntimeError(describeError(error)) };
+  }
+}
+
+function describeType(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  return typeof value === 'object' ? (value.constructor?.name ?? 'object') : typeof value;
+}

@@ -1,0 +1,187 @@
+import { toolNotExecuted, type Tool, type Toolset } from '@kosong/core';
+import { Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { closeRedis, createRedis, type RedisConnection } from './connection.js';
+import { DEFAULT_PREFIX, GlobalKeys, toolQueueName } from './keys.js';
+import { isToolJobData, runLocally, toolWorkerLost } from './tool-job.js';
+import type { ToolResult } from '@kosong/core';
+
+/** Options of {@link ToolWorker.start}. */
+export interface ToolWorkerOptions {
+  /** Redis. */
+  readonly connection: RedisConnection;
+  /** The local toolset to serve (a `SimpleToolset`, an `McpToolset`, any `Toolset`). */
+  readonly toolset: Toolset;
+  /** The name `RemoteToolset`s use to reach this toolset. */
+  readonly name: string;
+  /** The tenant whose calls this worker runs (its queue is that tenant's only); none: calls made for no tenant. */
+  readonly tenant?: string;
+  /** Calls run at once, at most (default 8). */
+  readonly concurrency?: number;
+  /**
+   * How long a call's lock lasts without renewal (default 30 s; renewed every half of it). A worker
+   * that stops renewing (killed, frozen) is declared lost after this plus up to `stalledIntervalMs`.
+   */
+  readonly lockDurationMs?: number;
+  /** How often this worker looks for calls whose worker was lost (default: `lockDurationMs`). */
+  readonly stalledIntervalMs?: number;
+  /**
+   * Tools that may safely run again when the worker running them was lost (idempotent tools). Every
+   * other tool's call gets the error result "the tool worker was lost" instead of a second run.
+   */
+  readonly retryOnWorkerLoss?: readonly string[];
+  /** How many times a call of a tool in `retryOnWorkerLoss` may be run again (default 2). */
+  readonly maxRetriesOnWorkerLoss?: number;
+  /** Prefix of every Redis key (default `kosong`). */
+  readonly prefix?: string;
+}
+
+/** Options of {@link ToolWorker.close}. */
+export interface ToolWorkerCloseOptions {
+  /** How long running calls may take to finish before they are aborted (default 10 s). */
+  readonly deadlineMs?: number;
+}
+
+/** What a tool worker publishes about its queue, for `RemoteToolset.connect`. @internal */
+export interface PublishedToolList {
+  readonly tools: readonly Tool[];
+  readonly retryOnWorkerLoss: readonly string[];
+}
+
+/** How long a cancellation that arrived before its call started is remembered. */
+const EARLY_CANCEL_TTL_MS = 60_000;
+
+/**
+ * Serves a local toolset to `RemoteToolset`s over a BullMQ queue of one tenant: each call is one job,
+ * run with an abort signal that fires when the caller aborts the step (on whichever worker runs it).
+ *
+ * A call whose worker was lost (killed mid-call) is not run again unless its tool is listed in
+ * `retryOnWorkerLoss`: the caller gets the error result "the tool worker was lost".
+ */
+export class ToolWorker {
+  readonly queueName: string;
+  /** Calls this worker ran, by tool name (for tests and metrics). */
+  readonly ran = new Map<string, number>();
+  readonly #worker: Worker;
+  readonly #redis: Redis;
+  readonly #subscriber: Redis;
+  readonly #keys: GlobalKeys;
+  readonly #retryable: ReadonlySet<string>;
+  readonly #earlyCancels = new Map<string, { readonly reason: string; readonly at: number }>();
+  #closing: Promise<void> | undefined;
+
+  private constructor(private readonly options: ToolWorkerOptions) {
+    this.queueName = toolQueueName(options.tenant, options.name);
+    this.#keys = new GlobalKeys(options.prefix ?? DEFAULT_PREFIX);
+    this.#retryable = new Set(options.retryOnWorkerLoss ?? []);
+    this.#redis = createRedis(options.connection, { blocking: true, name: `kosong-tool-worker:${this.queueName}` });
+    this.#subscriber = createRedis(options.connection, { blocking: true, name: `kosong-tool-cancel:${this.queueName}` });
+    const lockDuration = options.lockDurationMs ?? 30_000;
+    this.#worker = new Worker(this.queueName, (job, _token, signal) => this.#process(job, signal), {
+      connection: this.#redis,
+      prefix: options.prefix ?? DEFAULT_PREFIX,
+      concurrency: options.concurrency ?? 8,
+      lockDuration,
+      stalledInterval: options.stalledIntervalMs ?? lockDuration,
+      // a lost call comes back once so that a worker can answer it ("lost", or a rerun if allowed)
+      maxStalledCount: this.#retryable.size > 0 ? 1 + (options.maxRetriesOnWorkerLoss ?? 2) : 1,
+      autorun: false,
+    });
+    // Worker errors (a connection lost, a lock renewal failing) are retried by BullMQ; never crash on them.
+    this.#worker.on('error', () => undefined);
+  }
+
+  /** Starts a worker: publishes the tool list, listens for cancellations, then takes calls. */
+  static async start(options: ToolWorkerOptions): Promise<ToolWorker> {
+    const worker = new ToolWorker(options);
+    try {
+      await worker.#begin();
+    } catch (error) {
+      await worker.close({ deadlineMs: 0 });
+      throw error;
+    }
+    return worker;
+  }
+
+  /** Calls running now. */
+  get running(): number {
+    return this.#running;
+  }
+
+  #running = 0;
+
+  async #begin(): Promise<void> {
+    const published: PublishedToolList = { tools: this.options.toolset.tools, retryOnWorkerLoss: [...this.#retryable] };
+    await this.#redis.set(this.#keys.toolList(this.queueName), JSON.stringify(published));
+    this.#subscriber.on('message', (_channel: string, message: string) => this.#onCancel(message));
+    await this.#subscriber.subscribe(this.#keys.toolCancelChannel(this.queueName));
+    void this.#worker.run().catch(() => undefined);
+    await this.#worker.waitUntilReady();
+  }
+
+  #onCancel(message: string): void {
+    let parsed: { jobId?: unknown; reason?: unknown };
+    try {
+      parsed = JSON.parse(message) as typeof parsed;
+    } catch {
+      return;
+    }
+    if (typeof parsed.jobId !== 'string') return;
+    const reason = typeof parsed.reason === 'string' ? parsed.reason : 'cancelled';
+    if (!this.#worker.cancelJob(parsed.jobId, reason)) {
+      // Not running here (yet): remembered, in case this worker is about to start it.
+      const now = Date.now();
+      for (const [id, entry] of this.#earlyCancels) if (now - entry.at > EARLY_CANCEL_TTL_MS) this.#earlyCancels.delete(id);
+      this.#earlyCancels.set(parsed.jobId, { reason, at: now });
+    }
+  }
+
+  async #process(job: Job, signal: AbortSignal | undefined): Promise<ToolResult> {
+    const data: unknown = job.data;
+    if (!isToolJobData(data)) {
+      return { toolCallId: '', returnValue: toolNotExecuted('the tool job is malformed (not a kosong tool call)') };
+    }
+    const call = data.toolCall;
+    if (data.tenant !== (this.options.tenant ?? null)) {
+      // Queues are per tenant, so this never happens unless someone writes to the queue by hand.
+      return { toolCallId: call.id, returnValue: toolNotExecuted('the call was made for another tenant than this worker serves') };
+    }
+    const name = call.function.name;
+    if (job.stalledCounter > 0 && !this.#retryable.has(name)) return { toolCallId: call.id, returnValue: toolWorkerLost(name) };
+
+    const controller = new AbortController();
+    const early = job.id === undefined ? undefined : this.#earlyCancels.get(job.id);
+    if (early) {
+      this.#earlyCancels.delete(job.id!);
+      controller.abort(new Error(early.reason));
+    }
+    const onAbort = (): void => controller.abort(new Error(typeof signal?.reason === 'string' ? signal.reason : 'cancelled'));
+    if (signal?.aborted) onAbort();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    this.#running++;
+    this.ran.set(name, (this.ran.get(name) ?? 0) + 1);
+    try {
+      return await runLocally(this.options.toolset, call, { signal: controller.signal, toolCall: call, stepId: data.stepId, index: data.index });
+    } finally {
+      this.#running--;
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /**
+   * Stops taking calls and lets running ones finish; those still running at the deadline are
+   * aborted (their callers get the tool's cancelled result), then awaited. Idempotent.
+   */
+  close(options: ToolWorkerCloseOptions = {}): Promise<void> {
+    this.#closing ??= (async () => {
+      const deadline = setTimeout(() => this.#worker.cancelAllJobs('the tool worker is shutting down'), options.deadlineMs ?? 10_000);
+      try {
+        await this.#worker.close();
+      } finally {
+        clearTimeout(deadline);
+        await Promise.all([closeRedis(this.#subscriber), closeRedis(this.#redis)]);
+      }
+    })();
+    return this.#closing;
+  }
+}
