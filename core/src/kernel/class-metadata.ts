@@ -1,6 +1,7 @@
 /**
- * What the kernel reads of inversify's class metadata: whether a class is `@injectable()`, and which
- * service identifiers it injects (to name the whole chain when a dependency is missing or circular).
+ * What the kernel reads of inversify's class metadata: whether a class is `@injectable()`, which
+ * service identifiers it injects (to name the whole chain when a dependency is missing or circular),
+ * and its `@preDestroy()` methods (the kernel calls them itself, once, in its own order).
  *
  * Inversify 8 keeps both under reflect-metadata keys it does not export; they are read here and only
  * here. If a later inversify renames them, the kernel tests on missing `@injectable` and on the
@@ -23,6 +24,7 @@ interface ElementMetadata {
 interface ClassMetadata {
   readonly constructorArguments?: readonly (ElementMetadata | undefined)[];
   readonly properties?: ReadonlyMap<string | symbol, ElementMetadata>;
+  readonly lifecycle?: { readonly preDestroyMethodNames?: ReadonlySet<string | symbol> };
 }
 
 /** Whether `type` itself (not a base class) is decorated with `@injectable()`. */
@@ -44,6 +46,12 @@ export function injectedIdentifiers(type: Newable): ServiceIdentifier[] {
   if (!metadata) return [];
   const elements = [...(metadata.constructorArguments ?? []), ...(metadata.properties?.values() ?? [])];
   return elements.flatMap((element) => (isServiceIdentifier(element?.value) ? [element.value] : []));
+}
+
+/** The names of the methods of a class decorated with `@preDestroy()`. */
+export function preDestroyMethods(type: Newable): (string | symbol)[] {
+  const metadata = Reflect.getOwnMetadata(CLASS_METADATA_KEY, type) as ClassMetadata | undefined;
+  return [...(metadata?.lifecycle?.preDestroyMethodNames ?? [])];
 }
 
 /**

@@ -129,10 +129,10 @@ export class Kernel {
   /**
    * Disposes the kernel: removes every tenant and waits for every running step (tenant or not) to
    * finish; then, plugin by plugin in reverse order, deactivates its services (reverse creation
-   * order: `@preDestroy` and deactivation handlers, each awaited), its raw bindings, and runs its
-   * dispose callbacks; then unbinds everything left. Every step runs even if some fail; the failures
-   * are thrown at the end as one `AggregateError` (of {@link PluginError}s `dispose-failed`, and the
-   * tenants' errors).
+   * order: `@preDestroy` and deactivation handlers, each awaited), its raw bindings one by one in
+   * reverse order, and runs its dispose callbacks; then unbinds everything left. Every step runs even
+   * if some fail, and nothing is deactivated twice; the failures are thrown at the end as one
+   * `AggregateError` (of {@link PluginError}s `dispose-failed`, and the tenants' errors).
    */
   async dispose(): Promise<void> {
     if (this.#disposed) return;
@@ -140,12 +140,17 @@ export class Kernel {
     this.#disposed = true;
     const errors: unknown[] = [];
     await Promise.all([this.tenants.removeAll(errors), this.#scope.leases.idle()]);
-    for (const record of [...this.#records.values()].reverse()) await record.teardown(this.container, [this.#scope], errors);
+    let clean = true;
+    for (const record of [...this.#records.values()].reverse()) clean = (await record.teardown(this.container, [this.#scope], errors, true)) && clean;
     this.#records.clear();
-    try {
-      await this.container.unbindAllAsync();
-    } catch (error) {
-      errors.push(new KernelError(`Unbinding the kernel's container failed: ${errorMessage(error)}`, { cause: error }));
+    // What is left: the kernel's own bindings, and any the application bound on the container. (Not
+    // if a binding failed to deactivate: inversify would try it again.)
+    if (clean) {
+      try {
+        await this.container.unbindAllAsync();
+      } catch (error) {
+        errors.push(new KernelError(`Unbinding the kernel's container failed: ${errorMessage(error)}`, { cause: error }));
+      }
     }
     if (errors.length > 0) throw new AggregateError(errors, 'Some plugins failed to dispose');
   }
@@ -182,7 +187,7 @@ export class Kernel {
       const ignored: unknown[] = [];
       const scopes = [...this.tenants.scopesWithContainers(), this.#scope];
       for (const record of records.reverse()) {
-        await record.teardown(this.container, scopes, ignored);
+        await record.teardown(this.container, scopes, ignored, false);
         this.#records.delete(record.name);
       }
       throw error;

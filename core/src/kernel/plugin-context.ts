@@ -36,7 +36,7 @@ export function createPluginContext(record: PluginRecord, options: ContainerModu
     const type = contribution.class;
     if (type) {
       try {
-        contribution.rootBinding = options.bind(contribution.token).to(type).inSingletonScope().getIdentifier();
+        contribution.rootBinding = options.bind(contribution.token).to(type).getIdentifier();
       } catch (error) {
         // inversify refuses a class whose constructor parameters it cannot see (no decorators, no metadata).
         throw new PluginError(name, 'not-injectable', `${contribution.describe()}: ${errorMessage(error)}`, { cause: error });

@@ -35,25 +35,34 @@ export class PluginRecord {
   /**
    * Takes everything back, in reverse order: its services created in `scopes` (each scope in reverse
    * creation order), then what it bound through the raw module API (deactivation handlers and
-   * `@preDestroy` run, awaited), then its `onDispose` callbacks, then its module. Failures are added
-   * to `errors` as {@link PluginError}s `dispose-failed`; the rest still runs.
+   * `@preDestroy` run, awaited, one binding at a time), then its `onDispose` callbacks, then its
+   * module (its activation and deactivation handlers). Failures are added to `errors` as
+   * {@link PluginError}s `dispose-failed`; the rest still runs.
+   *
+   * A raw binding whose deactivation failed stays bound, so that it is not deactivated twice: when
+   * `keepFailed` (kernel disposal), the module is then not unloaded either (inversify would try it
+   * again). Returns whether every raw binding was deactivated.
    */
-  async teardown(container: Container, scopes: Iterable<ServiceScope>, errors: unknown[]): Promise<void> {
+  async teardown(container: Container, scopes: Iterable<ServiceScope>, errors: unknown[], keepFailed: boolean): Promise<boolean> {
     const mine = new Set<Contribution>(this.contributions);
     for (const scope of scopes) await scope.deactivate(errors, (c) => mine.has(c));
+    let clean = true;
     for (const binding of this.bindings.splice(0).reverse()) {
-      await this.#attempt(errors, 'a binding failed to deactivate', () => container.unbindAsync(binding));
+      clean = (await this.#attempt(errors, 'a binding failed to deactivate', () => container.unbindAsync(binding))) && clean;
     }
     for (const dispose of this.disposers.splice(0).reverse()) await this.#attempt(errors, 'dispose failed', dispose);
     const module = this.module;
-    if (module) await this.#attempt(errors, 'unloading its module failed', () => container.unloadAsync(module));
+    if (module && (clean || !keepFailed)) await this.#attempt(errors, 'unloading its module failed', () => container.unloadAsync(module));
+    return clean;
   }
 
-  async #attempt(errors: unknown[], what: string, run: () => void | Promise<void>): Promise<void> {
+  async #attempt(errors: unknown[], what: string, run: () => void | Promise<void>): Promise<boolean> {
     try {
       await run();
+      return true;
     } catch (error) {
       errors.push(new PluginError(this.name, 'dispose-failed', `${what}: ${errorMessage(error)}`, { cause: error }));
+      return false;
     }
   }
 }

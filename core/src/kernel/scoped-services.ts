@@ -13,8 +13,9 @@ import { ScopeToken, type ServiceScope } from './service-scope.js';
  *   (or anything it injects) asked for something that differs between tenants — the tenant id, the
  *   scope's toolset, step runner or default provider. Otherwise tenants share the kernel's instance.
  *
- * Instances are singletons of their scope's container, under the contribution's private token, so
- * `@postConstruct` runs once per scope and `@preDestroy` when the scope deactivates them. @internal
+ * An instance is created by its scope's container (a transient binding under the contribution's
+ * private token, so its dependencies come from that scope) and kept by the scope: `@postConstruct`
+ * runs once per scope, and the scope calls `@preDestroy` when it deactivates it. @internal
  */
 export class ScopedServices {
   /** Whether something scope-dependent was resolved since the last reset (see {@link touch}). */
@@ -71,7 +72,7 @@ export class ScopedServices {
     }
     const container = home.ensureContainer();
     const binding =
-      home === this.kernelScope ? contribution.rootBinding! : container.bind(contribution.token).to(contribution.class!).inSingletonScope().getIdentifier();
+      home === this.kernelScope ? contribution.rootBinding! : container.bind(contribution.token).to(contribution.class!).getIdentifier();
     const outer = this.#touched;
     this.#touched = false;
     this.#creating.push({ contribution, scope: home });
@@ -79,7 +80,7 @@ export class ScopedServices {
     try {
       value = container.get<T>(contribution.token);
     } catch (error) {
-      if (home !== this.kernelScope) unbindQuietly(() => container.unbind(binding));
+      if (home !== this.kernelScope) container.unbind(binding); // transient: nothing to deactivate
       throw resolutionError(contribution, home.tenant, error);
     } finally {
       this.#creating.pop();
@@ -97,14 +98,5 @@ export class ScopedServices {
     // Whether it is scope-dependent is learnt by creating it in the kernel's scope first.
     if (!this.kernelScope.instances.has(contribution)) this.#instanceIn(contribution, this.kernelScope);
     return contribution.scopeDependent ? scope : this.kernelScope;
-  }
-}
-
-/** Removes a binding whose instance could not be created (nothing to deactivate). */
-function unbindQuietly(unbind: () => void): void {
-  try {
-    unbind();
-  } catch {
-    // a half-created async service: inversify refuses a synchronous unbind; the scope's disposal will.
   }
 }

@@ -1,4 +1,5 @@
 import type { BindingIdentifier, Container } from 'inversify';
+import { preDestroyMethods } from './class-metadata.js';
 import type { Contribution } from './contribution.js';
 import { errorMessage, PluginError } from './errors.js';
 import { StepLeases } from './leases.js';
@@ -14,7 +15,7 @@ export const ScopeToken: unique symbol = Symbol('kosong.ServiceScope');
 /** A class-bound contribution created in a scope. */
 interface ScopeInstance {
   readonly value: object;
-  /** Its singleton binding in the scope's container: unbinding it deactivates the instance. */
+  /** Its (transient) binding in the scope's container; the scope keeps the one instance. */
   readonly binding: BindingIdentifier;
 }
 
@@ -52,8 +53,8 @@ export abstract class ServiceScope {
 
   /**
    * Deactivates the class-bound services created here (those `which` selects), in reverse creation
-   * order, each awaited (`@preDestroy`, deactivation handlers); a failure is added to `errors` as a
-   * {@link PluginError} naming the plugin, and the others still run.
+   * order: each one's `@preDestroy()` methods are called and awaited, once. A failure is added to
+   * `errors` as a {@link PluginError} naming the plugin; the others still run.
    */
   async deactivate(errors: unknown[], which: (contribution: Contribution) => boolean = () => true): Promise<void> {
     const container = this.container;
@@ -61,14 +62,17 @@ export abstract class ServiceScope {
     for (const [contribution, instance] of [...this.instances].reverse()) {
       if (!which(contribution)) continue;
       this.instances.delete(contribution);
-      try {
-        await container.unbindAsync(instance.binding);
-      } catch (error) {
-        const where = this.tenant === undefined ? '' : ` of tenant "${this.tenant}"`;
-        errors.push(
-          new PluginError(contribution.plugin, 'dispose-failed', `${contribution.describe()}${where} failed to deactivate: ${errorMessage(error)}`, { cause: error }),
-        );
+      for (const method of preDestroyMethods(contribution.class!)) {
+        try {
+          await (instance.value as Record<string | symbol, () => unknown>)[method]!();
+        } catch (error) {
+          const where = this.tenant === undefined ? '' : ` of tenant "${this.tenant}"`;
+          errors.push(
+            new PluginError(contribution.plugin, 'dispose-failed', `${contribution.describe()}${where} failed to deactivate: ${errorMessage(error)}`, { cause: error }),
+          );
+        }
       }
+      container.unbind(instance.binding); // transient: nothing more to deactivate
     }
     this.invalidate();
   }

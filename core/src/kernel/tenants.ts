@@ -107,8 +107,8 @@ export class TenantScope extends ServiceScope {
 
   /**
    * Disposes the tenant's container: the services created for it (reverse creation order), what its
-   * `module` bound (reverse order), its `modules`, then the rest. Each step awaited; failures are
-   * added to `errors`.
+   * `module` bound (reverse order), then its `modules`. Each step awaited; failures are added to
+   * `errors`.
    */
   async dispose(errors: unknown[]): Promise<void> {
     const container = this.#container;
@@ -123,7 +123,8 @@ export class TenantScope extends ServiceScope {
     };
     for (const binding of this.#moduleBindings.splice(0).reverse()) await attempt('a binding of its module', () => container.unbindAsync(binding));
     for (const module of [...(this.definition.modules ?? [])].reverse()) await attempt('a module', () => container.unloadAsync(module));
-    await attempt('its container', () => container.unbindAllAsync());
+    // What is left (the kernel's own bindings, and those whose deactivation failed) goes with the
+    // container: unbinding all again would call a failed @preDestroy a second time.
   }
 }
 
