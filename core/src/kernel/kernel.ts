@@ -54,9 +54,9 @@ export class Kernel {
   readonly #services: ScopedServices;
   readonly #options: KernelOptions;
   /** Bumped whenever the plugins change: what scopes resolved before is stale. */
-  #generation = 0;
-  /** Whether any used class-bound service is scope-dependent (then every tenant needs a container), by generation. */
-  #scopeDependent = { generation: -1, value: false };
+  #revision = 0;
+  /** Whether any used class-bound service is scope-dependent (then every tenant needs a container), by revision. */
+  #scopeDependent = { revision: -1, value: false };
   #queue: Promise<unknown> = Promise.resolve();
   #disposed = false;
 
@@ -192,7 +192,7 @@ export class Kernel {
       }
       throw error;
     } finally {
-      this.#generation++;
+      this.#revision++;
     }
   }
 
@@ -262,9 +262,9 @@ export class Kernel {
   #resolve(tenant: string | undefined, providerName: string | undefined): ResolvedStep {
     this.#checkOpen();
     const scope = tenant === undefined ? this.#scope : this.tenants.scope(tenant);
-    if (scope.generation !== this.#generation) {
+    if (scope.revision !== this.#revision) {
       scope.invalidate();
-      scope.generation = this.#generation;
+      scope.revision = this.#revision;
     }
     const key = providerName ?? '';
     let resolved = scope.steps.get(key);
@@ -327,8 +327,8 @@ export class Kernel {
   }
 
   #anyScopeDependent(): boolean {
-    if (this.#scopeDependent.generation !== this.#generation) {
-      this.#scopeDependent = { generation: this.#generation, value: this.#classContributions().some((c) => c.scopeDependent) };
+    if (this.#scopeDependent.revision !== this.#revision) {
+      this.#scopeDependent = { revision: this.#revision, value: this.#classContributions().some((c) => c.scopeDependent) };
     }
     return this.#scopeDependent.value;
   }

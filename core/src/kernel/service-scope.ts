@@ -27,10 +27,10 @@ interface ScopeInstance {
 export abstract class ServiceScope {
   /** Class-bound contributions created in this scope, in creation order. */
   readonly instances = new Map<Contribution, ScopeInstance>();
-  /** What a step of this scope resolves, by provider name (`''` for none): valid for {@link generation}. */
+  /** What a step of this scope resolves, by provider name (`''` for none): valid for {@link revision}. */
   readonly steps = new Map<string, ResolvedStep>();
-  /** The kernel generation {@link steps} was resolved in. */
-  generation = -1;
+  /** The kernel revision {@link steps} was resolved in. */
+  revision = -1;
   /** Steps running in this scope (removal and disposal wait for them). */
   readonly leases = new StepLeases();
 

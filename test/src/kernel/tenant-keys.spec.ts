@@ -3,7 +3,7 @@
  * each tenant's module binds its key, and every request the real OpenAI provider sends to a local
  * Chat Completions server carries the key of the tenant whose step sent it.
  */
-import { Kernel, definePlugin, textPart, type ChatProvider, type Message, type ProviderGenerateOptions, type StreamedMessage, type ThinkingEffort, type Tool } from '@kosong/core';
+import { Kernel, definePlugin, textPart, type ChatProvider, type GenerationOptions, type Message, type ProviderGenerateOptions, type StreamedMessage, type ThinkingEffort, type Tool } from '@kosong/core';
 import { OpenAIChatProvider } from '@kosong/provider-openai';
 import { ChatCompletionsServer, textReply } from '@kosong/provider-openai/testing';
 import { expect } from 'chai';
@@ -32,12 +32,20 @@ class TenantOpenAIProvider implements ChatProvider {
     return this.#provider.modelName;
   }
 
+  get generation(): GenerationOptions {
+    return this.#provider.generation;
+  }
+
   generate(systemPrompt: string, tools: readonly Tool[], history: readonly Message[], options?: ProviderGenerateOptions): Promise<StreamedMessage> {
     return this.#provider.generate(systemPrompt, tools, history, options);
   }
 
   withThinking(effort: ThinkingEffort): ChatProvider {
     return this.#provider.withThinking(effort);
+  }
+
+  withGeneration(options: GenerationOptions): ChatProvider {
+    return this.#provider.withGeneration(options);
   }
 
   @postConstruct()

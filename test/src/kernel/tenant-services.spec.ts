@@ -30,6 +30,7 @@ class KeyedProvider implements ChatProvider {
   readonly name = 'keyed';
   readonly modelName = 'keyed-model';
   readonly thinkingEffort = undefined;
+  readonly generation = {};
   readonly #inner: MockChatProvider;
   constructor(@inject(ApiKey) readonly apiKey: string) {
     this.#inner = new MockChatProvider([textPart(`key ${apiKey}`)]);
@@ -42,6 +43,9 @@ class KeyedProvider implements ChatProvider {
     return this.#inner.generate(systemPrompt, tools, history, options);
   }
   withThinking(): ChatProvider {
+    return this;
+  }
+  withGeneration(): ChatProvider {
     return this;
   }
 }
