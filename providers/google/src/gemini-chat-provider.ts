@@ -1,0 +1,119 @@
+import { inspect } from 'node:util';
+
+import { ChatProviderError, type ChatProvider, type Message, type ProviderGenerateOptions, type StreamedMessage, type ThinkingEffort, type Tool } from '@kosong/core';
+import type { GenerateContentConfig } from '@google/genai';
+
+import { GeminiConnection, type GeminiConnectionOptions } from './gemini-connection.js';
+import { MediaResolver, type MediaOptions } from './media-resolver.js';
+import { convertHistory } from './request-contents.js';
+import { toolsToGemini } from './request-tools.js';
+import { ResponseConverter } from './response-converter.js';
+import { thinkingConfigFor, thinkingEffortOf, type ThinkingConfig } from './thinking-config.js';
+
+/**
+ * Fields of Gemini's `generationConfig` (and of the request around it) sent as they are with every
+ * request: `topK`, `safetySettings`, `responseMimeType`, `cachedContent`, `labels`, … The fields the
+ * provider sets itself (system instruction, tools, thinking) are not among them.
+ */
+export type GeminiRequestConfig = Omit<
+  GenerateContentConfig,
+  'systemInstruction' | 'tools' | 'thinkingConfig' | 'abortSignal' | 'httpOptions' | 'automaticFunctionCalling' | 'automaticContinuation'
+>;
+
+/** Options of a {@link GeminiChatProvider}. */
+export interface GeminiChatProviderOptions extends GeminiConnectionOptions {
+  /** The model, e.g. `gemini-2.5-flash` or `gemini-3-pro-preview`. */
+  readonly model: string;
+  /** How images and audio given by URL are sent. */
+  readonly media?: MediaOptions;
+  /** Request fields sent as they are (see {@link GeminiRequestConfig}). */
+  readonly config?: GeminiRequestConfig;
+}
+
+/**
+ * A chat provider for Google Gemini, on the Gemini API or on Vertex AI (`name` = `google_genai`),
+ * on the official `@google/genai` SDK. Streams (`streamGenerateContent`), with usage; thinking as
+ * think parts; parallel function calls, with their thought signatures kept for the next request.
+ * Immutable: the `with…` methods return copies that share the HTTP client.
+ *
+ * @example
+ * const provider = new GeminiChatProvider({ apiKey, model: 'gemini-2.5-flash' }).withThinking('medium');
+ * const result = await step({ provider, systemPrompt, toolset, history });
+ */
+export class GeminiChatProvider implements ChatProvider {
+  readonly name = 'google_genai';
+  readonly modelName: string;
+  private readonly connection: GeminiConnection;
+  private readonly media: MediaOptions;
+  private readonly config: GeminiRequestConfig;
+  private readonly thinkingConfig: ThinkingConfig | undefined = undefined;
+
+  /** @throws {ChatProviderError} when the options cannot reach Gemini (no API key, say). */
+  constructor(options: GeminiChatProviderOptions) {
+    if (typeof options.model !== 'string' || options.model === '') throw new ChatProviderError('GeminiChatProvider needs a `model`');
+    this.modelName = options.model;
+    this.connection = new GeminiConnection(options);
+    this.media = options.media ?? {};
+    this.config = options.config ?? {};
+  }
+
+  /** The thinking effort the request asks for (kosong spec §7.6 reading of its thinking config). */
+  get thinkingEffort(): ThinkingEffort | undefined {
+    return thinkingEffortOf(this.thinkingConfig);
+  }
+
+  /** Whether requests go to Vertex AI rather than the Gemini API. */
+  get vertexAI(): boolean {
+    return this.connection.vertexAI;
+  }
+
+  /**
+   * Streams one response. Media given by `http(s)` URL are downloaded first (with the signal); the
+   * request is sent before this resolves.
+   *
+   * @throws {ChatProviderError} (or a subclass) when the history cannot be converted or the request
+   * fails; the signal's reason when it aborts.
+   */
+  async generate(systemPrompt: string, tools: readonly Tool[], history: readonly Message[], options: ProviderGenerateOptions = {}): Promise<StreamedMessage> {
+    const { signal } = options;
+    signal?.throwIfAborted();
+    const media = new MediaResolver(this.media, this.connection.fetch, signal);
+    let contents;
+    try {
+      contents = await convertHistory(history, this.modelName, media);
+    } finally {
+      media.close();
+    }
+    if (contents.length === 0) throw new ChatProviderError('GeminiChatProvider: the history has nothing to send (no message with content)');
+    // Always sent, even empty (kosong spec §7.6).
+    const config: GenerateContentConfig = { ...this.config, systemInstruction: { role: 'user', parts: [{ text: systemPrompt }] } };
+    const declarations = toolsToGemini(tools);
+    if (declarations !== undefined) config.tools = declarations;
+    if (this.thinkingConfig !== undefined) config.thinkingConfig = { ...this.thinkingConfig } as NonNullable<GenerateContentConfig['thinkingConfig']>;
+    return this.connection.open({ model: this.modelName, contents, config }, signal, new ResponseConverter());
+  }
+
+  /**
+   * A copy that asks for this thinking effort (kosong spec §7.6): a `thinkingLevel` for gemini-3
+   * models (`low` → LOW, higher → HIGH, `off` → none: they always think), a `thinkingBudget` for
+   * older ones (`off` → 0, `low` → 1024, `medium` → 4096, higher → 32000). Thoughts are included
+   * (as think parts) unless the budget is 0.
+   */
+  withThinking(effort: ThinkingEffort): GeminiChatProvider {
+    return this.copyWith({ thinkingConfig: thinkingConfigFor(this.modelName, effort) });
+  }
+
+  /** What logs and `JSON.stringify` show: never the API key. */
+  toJSON(): Record<string, unknown> {
+    return { name: this.name, modelName: this.modelName, vertexAI: this.vertexAI, thinkingEffort: this.thinkingEffort };
+  }
+
+  /** How `util.inspect` (and so `console.log`) shows the provider: as {@link toJSON}. */
+  [inspect.custom](): string {
+    return `GeminiChatProvider ${inspect(this.toJSON())}`;
+  }
+
+  private copyWith(changes: { readonly thinkingConfig?: ThinkingConfig }): GeminiChatProvider {
+    return Object.assign(Object.create(GeminiChatProvider.prototype) as GeminiChatProvider, this, changes);
+  }
+}
