@@ -44,6 +44,9 @@ export class MediaResolver {
   readonly #timeoutMs: number;
   readonly #urls: 'fetch' | 'file-uri';
   readonly #unlink: () => void;
+  /** Rejects with the first failure of any download, so a later one's failure is not waited behind a slow one. */
+  readonly #firstFailure: Promise<never>;
+  #fail: (error: unknown) => void = () => undefined;
 
   constructor(
     options: MediaOptions,
@@ -56,6 +59,10 @@ export class MediaResolver {
     const onAbort = (): void => this.#controller.abort(signal?.reason);
     signal?.addEventListener('abort', onAbort, { once: true });
     this.#unlink = () => signal?.removeEventListener('abort', onAbort);
+    this.#firstFailure = new Promise<never>((_, reject) => {
+      this.#fail = reject;
+    });
+    this.#firstFailure.catch(() => undefined);
   }
 
   /** Starts resolving a URL (a download runs in the background); a failure surfaces in {@link part}. */
@@ -63,15 +70,16 @@ export class MediaResolver {
     this.part(kind, url).catch(() => undefined);
   }
 
-  /** The Gemini part for a media URL. */
+  /** The Gemini part for a media URL; rejects as soon as any download of this request failed. */
   part(kind: MediaKind, url: string): Promise<MediaPart> {
     const key = `${kind} ${url}`;
     let part = this.#resolved.get(key);
     if (part === undefined) {
       part = this.#resolve(kind, url);
+      part.catch((error: unknown) => this.#fail(error));
       this.#resolved.set(key, part);
     }
-    return part;
+    return Promise.race([part, this.#firstFailure]);
   }
 
   /** Stops the downloads still running and forgets the caller's signal. */

@@ -16,7 +16,7 @@ import {
 import { expect } from 'chai';
 
 import { GeminiChatProvider } from '../index.js';
-import { errorBody, textReply, wireChunk, wireFunctionCall, wireText, wireThought } from '../testing/index.js';
+import { errorBody, textReply, wireChunk, wireFunctionCall, wireText, wireThought, type CustomReply } from '../testing/index.js';
 import { closedPort, closedWithin, collect, delay, drain, reachableText, rejection, TEST_KEY, user, useServer } from './support.js';
 
 describe('GeminiChatProvider over HTTP', () => {
@@ -361,7 +361,7 @@ describe('GeminiChatProvider over HTTP', () => {
   });
 
   describe('secrets', () => {
-    const echoKey = (status: number) => (request: { headers: Record<string, unknown> }, response: import('node:http').ServerResponse) => {
+    const echoKey = (status: number): CustomReply => (request, response) => {
       response.writeHead(status, { 'content-type': 'application/json' });
       response.end(JSON.stringify(errorBody(status, 'INVALID_ARGUMENT', `Your key ${String(request.headers['x-goog-api-key'])} is wrong`)));
     };
