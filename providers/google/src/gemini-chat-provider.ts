@@ -1,9 +1,22 @@
 import { inspect } from 'node:util';
 
-import { ChatProviderError, type ChatProvider, type Message, type ProviderGenerateOptions, type StreamedMessage, type ThinkingEffort, type Tool } from '@kosong/core';
+import {
+  ChatProviderError,
+  noGenerationOptions,
+  resolveGenerationOptions,
+  updateGenerationOptions,
+  type ChatProvider,
+  type GenerationOptions,
+  type Message,
+  type ProviderGenerateOptions,
+  type StreamedMessage,
+  type ThinkingEffort,
+  type Tool,
+} from '@kosong/core';
 import type { GenerateContentConfig } from '@google/genai';
 
 import { GeminiConnection, type GeminiConnectionOptions } from './gemini-connection.js';
+import { layGenerationOptions } from './generation-config.js';
 import { MediaResolver, type MediaOptions } from './media-resolver.js';
 import { convertHistory } from './request-contents.js';
 import { toolsToGemini } from './request-tools.js';
@@ -26,7 +39,10 @@ export interface GeminiChatProviderOptions extends GeminiConnectionOptions {
   readonly model: string;
   /** How images and audio given by URL are sent. */
   readonly media?: MediaOptions;
-  /** Request fields sent as they are (see {@link GeminiRequestConfig}). */
+  /**
+   * Request fields sent as they are (see {@link GeminiRequestConfig}). The provider-neutral
+   * generation options (`withGeneration`, per-call `generation`) replace the fields they map to.
+   */
   readonly config?: GeminiRequestConfig;
 }
 
@@ -35,6 +51,11 @@ export interface GeminiChatProviderOptions extends GeminiConnectionOptions {
  * on the official `@google/genai` SDK. Streams (`streamGenerateContent`), with usage; thinking as
  * think parts; parallel function calls, with their thought signatures kept for the next request.
  * Immutable: the `with…` methods return copies that share the HTTP client.
+ *
+ * The neutral generation options map to `generationConfig` (`maxOutputTokens`, `temperature`,
+ * `topP`, `stopSequences` — at most 5 —, `seed`) and `toolConfig.functionCallingConfig`
+ * (`toolChoice`: modes AUTO, NONE, ANY, ANY with `allowedFunctionNames`); `parallelToolCalls: false`
+ * is an `UnsupportedGenerationOptionError` (Gemini has no such switch).
  *
  * @example
  * const provider = new GeminiChatProvider({ apiKey, model: 'gemini-2.5-flash' }).withThinking('medium');
@@ -47,6 +68,7 @@ export class GeminiChatProvider implements ChatProvider {
   private readonly media: MediaOptions;
   private readonly config: GeminiRequestConfig;
   private readonly thinkingConfig: ThinkingConfig | undefined = undefined;
+  private readonly neutral: GenerationOptions = noGenerationOptions();
 
   /** @throws {ChatProviderError} when the options cannot reach Gemini (no API key, say). */
   constructor(options: GeminiChatProviderOptions) {
@@ -62,6 +84,11 @@ export class GeminiChatProvider implements ChatProvider {
     return thinkingEffortOf(this.thinkingConfig);
   }
 
+  /** The neutral generation options set with {@link GeminiChatProvider.withGeneration}. */
+  get generation(): GenerationOptions {
+    return this.neutral;
+  }
+
   /** Whether requests go to Vertex AI rather than the Gemini API. */
   get vertexAI(): boolean {
     return this.connection.vertexAI;
@@ -72,11 +99,14 @@ export class GeminiChatProvider implements ChatProvider {
    * request is sent before this resolves.
    *
    * @throws {ChatProviderError} (or a subclass) when the history cannot be converted or the request
-   * fails; the signal's reason when it aborts.
+   * fails; an `InvalidGenerationOptionError` / `UnsupportedGenerationOptionError` for generation
+   * options it cannot send (before anything is sent); the signal's reason when it aborts.
    */
   async generate(systemPrompt: string, tools: readonly Tool[], history: readonly Message[], options: ProviderGenerateOptions = {}): Promise<StreamedMessage> {
     const { signal } = options;
     signal?.throwIfAborted();
+    const generation = resolveGenerationOptions(this.name, this.neutral, options.generation, tools);
+    const own = layGenerationOptions(this.name, this.config, generation, tools.length > 0);
     const media = new MediaResolver(this.media, this.connection.fetch, signal);
     let contents;
     try {
@@ -86,7 +116,7 @@ export class GeminiChatProvider implements ChatProvider {
     }
     if (contents.length === 0) throw new ChatProviderError('GeminiChatProvider: the history has nothing to send (no message with content)');
     // Always sent, even empty (kosong spec §7.6).
-    const config: GenerateContentConfig = { ...this.config, systemInstruction: { role: 'user', parts: [{ text: systemPrompt }] } };
+    const config: GenerateContentConfig = { ...own, systemInstruction: { role: 'user', parts: [{ text: systemPrompt }] } };
     const declarations = toolsToGemini(tools);
     if (declarations !== undefined) config.tools = declarations;
     if (this.thinkingConfig !== undefined) config.thinkingConfig = { ...this.thinkingConfig } as NonNullable<GenerateContentConfig['thinkingConfig']>;
@@ -103,6 +133,11 @@ export class GeminiChatProvider implements ChatProvider {
     return this.copyWith({ thinkingConfig: thinkingConfigFor(this.modelName, effort) });
   }
 
+  /** A copy with these neutral generation options merged over its own (see the class notes for the mapping). */
+  withGeneration(options: GenerationOptions): GeminiChatProvider {
+    return this.copyWith({ neutral: updateGenerationOptions(this.neutral, options, this.name) });
+  }
+
   /** What logs and `JSON.stringify` show: never the API key. */
   toJSON(): Record<string, unknown> {
     return { name: this.name, modelName: this.modelName, vertexAI: this.vertexAI, thinkingEffort: this.thinkingEffort };
@@ -113,7 +148,7 @@ export class GeminiChatProvider implements ChatProvider {
     return `GeminiChatProvider ${inspect(this.toJSON())}`;
   }
 
-  private copyWith(changes: { readonly thinkingConfig?: ThinkingConfig }): GeminiChatProvider {
+  private copyWith(changes: { readonly thinkingConfig?: ThinkingConfig; readonly neutral?: GenerationOptions }): GeminiChatProvider {
     return Object.assign(Object.create(GeminiChatProvider.prototype) as GeminiChatProvider, this, changes);
   }
 }

@@ -79,8 +79,8 @@ describe('Gemini request snapshots (kosong spec §7.6, tests 158–162), on the 
     });
   });
 
-  it('sends sampling fields of the request config in generationConfig (test 160)', async () => {
-    await collect(await ctx.provider({ config: { temperature: 0.7, maxOutputTokens: 2048 } }).generate('', [], [user('hi')]));
+  it('withGeneration({ temperature: 0.7, maxOutputTokens: 2048 }) sends them in generationConfig (test 160)', async () => {
+    await collect(await ctx.provider().withGeneration({ temperature: 0.7, maxOutputTokens: 2048 }).generate('', [], [user('hi')]));
     expect((ctx.server.lastRequest.body as { generationConfig: unknown }).generationConfig).to.deep.equal({ temperature: 0.7, maxOutputTokens: 2048 });
   });
 
