@@ -16,3 +16,6 @@ export { FencedError, RedisUnavailableError, TurnCancelledError, TurnFailedError
 export { toolJobId, toolWorkerLost, type ToolJobData } from './tool-job.js';
 export { ToolWorker, type ToolWorkerCloseOptions, type ToolWorkerOptions } from './tool-worker.js';
 export { RemoteToolset, type RemoteToolsetOptions } from './remote-toolset.js';
+export { RedisContext, type RedisContextOptions, type RedisContextTurn } from './redis-context.js';
+export { SessionLease } from './session-lease.js';
+export { SessionKeys } from './keys.js';
