@@ -42,7 +42,7 @@ export class SessionLease {
   }
 
   async #renew(): Promise<void> {
-    let renewed = false;
+    let renewed: boolean;
     const attemptAt = Date.now();
     try {
       renewed = Number(await this.redis.eval(RENEW_SCRIPT, 1, this.keys.owner, this.token, this.ttlMs)) === 1;
