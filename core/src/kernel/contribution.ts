@@ -26,9 +26,9 @@ export class Contribution<T extends object = object> {
   /**
    * Whether its instance depends on the scope it is resolved in beyond the tenant's own bindings: it
    * (or something it injects) asked for the tenant id, the scope's toolset, step runner or default
-   * provider. Known once it was resolved in the kernel's scope.
+   * provider. Known once it was resolved in the kernel's scope; always for a tenant-only one.
    */
-  scopeDependent = false;
+  scopeDependent: boolean;
   /** A factory's value, once it was called. */
   created: T | undefined;
 
@@ -39,8 +39,11 @@ export class Contribution<T extends object = object> {
     readonly source: ContributionSource<T>,
     /** The provider name, for a chat provider. */
     readonly name?: string,
+    /** Created for tenants only, never in the kernel's scope. */
+    readonly tenantOnly = false,
   ) {
     this.token = Symbol(`kosong: ${this.describe()} of plugin "${plugin}"`);
+    this.scopeDependent = tenantOnly;
   }
 
   /** The class, if the contribution is class-bound. */

@@ -10,7 +10,7 @@ import { KernelOptions } from './kernel-options.js';
 import type { Plugin } from './plugin.js';
 import { createPluginContext, type PluginHost } from './plugin-context.js';
 import { PluginRecord } from './plugin-record.js';
-import { ScopedServices } from './scoped-services.js';
+import { ABSENT_IN_KERNEL_SCOPE, ScopedServices } from './scoped-services.js';
 import { KernelScope, ScopeToken, type ServiceScope } from './service-scope.js';
 import { StepRunner, type ResolvedStep } from './step-runner.js';
 import { TenantId } from './tenant-id.js';
@@ -71,7 +71,9 @@ export class Kernel {
       checkOpen: () => this.#checkOpen(),
       toolsetFor: (scope) => this.#toolsetFor(scope),
       checkScope: (scope) => {
-        for (const contribution of this.#classContributions()) this.#services.valueIn(contribution, scope);
+        const classes = this.#classContributions();
+        if (!scope.ownBindings && !classes.some((c) => c.tenantOnly)) return; // it shares the kernel's instances
+        for (const contribution of classes) this.#services.valueIn(contribution, scope);
       },
     });
     this.container.load(this.#kernelModule());
@@ -178,10 +180,11 @@ export class Kernel {
         }
       }
       // The eager check: every class-bound service of this call is created once, in the kernel's
-      // scope and in every tenant with bindings of its own.
+      // scope and in every tenant with bindings of its own (a tenant-only one: in every tenant).
       const added = records.flatMap((r) => r.contributions).filter((c) => c.class);
-      for (const scope of [this.#scope, ...this.tenants.scopesWithBindings()]) {
-        for (const contribution of added) this.#services.valueIn(contribution, scope);
+      for (const contribution of added) if (!contribution.tenantOnly) this.#services.valueIn(contribution, this.#scope);
+      for (const scope of [...this.tenants.definedScopes()]) {
+        for (const contribution of added) if (scope.ownBindings || contribution.tenantOnly) this.#services.valueIn(contribution, scope);
       }
     } catch (error) {
       const ignored: unknown[] = [];
@@ -282,9 +285,9 @@ export class Kernel {
     const container = scope instanceof TenantScope && (scope.ownBindings || this.#anyScopeDependent()) ? scope.ensureContainer() : this.container;
     const hooks: NamedStepHooks[] = container
       .getAll<StepHooks>(StepHooks)
-      .map((h, i) => ({ name: this.#hookOwners.get(h) ?? `hooks #${i + 1}`, hooks: h }));
+      .flatMap((h, i) => (h === ABSENT_IN_KERNEL_SCOPE ? [] : [{ name: this.#hookOwners.get(h) ?? `hooks #${i + 1}`, hooks: h }]));
     if (scope instanceof TenantScope) hooks.push(...scope.hooks);
-    const sink = container.getAll<HookErrorSink>(HookErrorSink).at(-1) ?? stderrHookErrorSink;
+    const sink = container.getAll<HookErrorSink>(HookErrorSink).findLast((s) => s !== ABSENT_IN_KERNEL_SCOPE) ?? stderrHookErrorSink;
     return {
       provider,
       toolset,

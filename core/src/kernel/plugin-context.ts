@@ -6,7 +6,7 @@ import { recordBindings } from './binding-recorder.js';
 import { Contribution, contributionSource, type ContributionKind, type ServiceClass } from './contribution.js';
 import { errorMessage, PluginError } from './errors.js';
 import { HookErrorSink } from './hook-error-sink.js';
-import type { PluginContext, ProviderBindingOptions } from './plugin.js';
+import type { PluginContext, ProviderBindingOptions, ServiceBindingOptions } from './plugin.js';
 import type { PluginRecord } from './plugin-record.js';
 import type { ScopedServices } from './scoped-services.js';
 import type { ServiceScope } from './service-scope.js';
@@ -30,9 +30,17 @@ export interface PluginHost {
 export function createPluginContext(record: PluginRecord, options: ContainerModuleLoadOptions, host: PluginHost): PluginContext {
   const name = record.name;
 
-  const contribute = <T extends object>(kind: ContributionKind, input: T | ServiceClass<T> | (() => T), providerName?: string): Contribution<T> => {
+  const contribute = <T extends object>(
+    kind: ContributionKind,
+    input: T | ServiceClass<T> | (() => T),
+    bindingOptions: ServiceBindingOptions = {},
+    providerName?: string,
+  ): Contribution<T> => {
     const what = providerName === undefined ? kind : `${kind} "${providerName}"`;
-    const contribution = new Contribution<T>(name, kind, contributionSource(name, what, input, kind === 'chat provider'), providerName);
+    const source = contributionSource(name, what, input, kind === 'chat provider');
+    const tenantOnly = bindingOptions.tenantOnly === true;
+    if (tenantOnly && source.type !== 'class') throw new PluginError(name, 'invalid', `${what}: only a class can be tenant-only (an object or a factory is the same for every tenant)`);
+    const contribution = new Contribution<T>(name, kind, source, providerName, tenantOnly);
     const type = contribution.class;
     if (type) {
       try {
@@ -46,12 +54,18 @@ export function createPluginContext(record: PluginRecord, options: ContainerModu
     return contribution;
   };
 
-  /** Binds `id` to the contribution: a constant for an object, else its value in the resolving scope. */
-  const bindTo = <T extends object>(id: ServiceIdentifier<T>, contribution: Contribution<T>): BindWhenOnFluentSyntax<T> => {
+  /**
+   * Binds `id` to the contribution: a constant for an object, else its value in the resolving scope
+   * (for `optional` ones, nothing — an empty object the kernel leaves out — where it is tenant-only).
+   */
+  const bindTo = <T extends object>(id: ServiceIdentifier<T>, contribution: Contribution<T>, optional: boolean): BindWhenOnFluentSyntax<T> => {
     const binding = options.bind<T>(id);
     const source = contribution.source;
     if (source.type === 'object') return binding.toConstantValue(source.value);
-    return binding.toDynamicValue((context: ResolutionContext) => host.services.valueIn(contribution, host.services.scopeOf(context)));
+    const { services } = host;
+    return binding.toDynamicValue((context: ResolutionContext) =>
+      optional ? services.valueOrAbsentIn(contribution, services.scopeOf(context)) : services.valueIn(contribution, services.scopeOf(context)),
+    );
   };
 
   return {
@@ -65,17 +79,17 @@ export function createPluginContext(record: PluginRecord, options: ContainerModu
         const claimed = [...host.records.values()].find((r) => r.claimedDefault);
         if (claimed) throw new PluginError(name, 'conflict', `plugin "${claimed.name}" already registered the default provider`);
       }
-      const contribution = contribute<ChatProvider>('chat provider', provider, providerName);
-      bindTo(ChatProvider, contribution).whenNamed(providerName);
+      const contribution = contribute<ChatProvider>('chat provider', provider, bindingOptions, providerName);
+      bindTo(ChatProvider, contribution, false).whenNamed(providerName);
       if (bindingOptions.default) {
         record.claimedDefault = true;
         record.providers.unshift(contribution);
       } else record.providers.push(contribution);
     },
-    bindToolset: (toolset) => {
+    bindToolset: (toolset, bindingOptions) => {
       const owner = [...host.records.values()].find((r) => r.toolset);
       if (owner) throw new PluginError(name, 'conflict', `plugin "${owner.name}" already bound the global toolset (combine them into one)`);
-      const contribution = contribute<Toolset>('toolset', toolset);
+      const contribution = contribute<Toolset>('toolset', toolset, bindingOptions);
       // What `Toolset` is differs between tenants (their own toolsets): a scope-dependent binding.
       options.bind(Toolset).toDynamicValue((context) => {
         host.services.touch();
@@ -83,7 +97,7 @@ export function createPluginContext(record: PluginRecord, options: ContainerModu
       });
       record.toolset = contribution;
     },
-    bindHooks: (hooks) => {
+    bindHooks: (hooks, bindingOptions) => {
       if (typeof hooks === 'object' && hooks !== null) {
         const owner = host.hookOwners.get(hooks);
         if (owner !== undefined && owner !== name && host.records.has(owner)) {
@@ -91,10 +105,10 @@ export function createPluginContext(record: PluginRecord, options: ContainerModu
         }
         host.hookOwners.set(hooks, name);
       }
-      bindTo(StepHooks, contribute<StepHooks>('hooks', hooks));
+      bindTo(StepHooks, contribute<StepHooks>('hooks', hooks, bindingOptions), true);
     },
-    bindHookErrorSink: (sink) => {
-      bindTo(HookErrorSink, contribute<HookErrorSink>('hook-error sink', sink));
+    bindHookErrorSink: (sink, bindingOptions) => {
+      bindTo(HookErrorSink, contribute<HookErrorSink>('hook-error sink', sink, bindingOptions), true);
     },
     onDispose: (dispose) => {
       record.disposers.push(dispose);

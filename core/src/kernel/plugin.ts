@@ -7,9 +7,21 @@ import { PluginError } from './errors.js';
 import type { HookErrorSink } from './hook-error-sink.js';
 
 /** Options of {@link PluginContext.bindChatProvider}. */
-export interface ProviderBindingOptions {
+export interface ProviderBindingOptions extends ServiceBindingOptions {
   /** Make this the provider runners use when they name none. At most one provider may claim it. */
   readonly default?: boolean;
+}
+
+/** Options of the `bind…` helpers of a {@link PluginContext}. */
+export interface ServiceBindingOptions {
+  /**
+   * For a class: create it for tenants only, never in the kernel's scope — for a service whose
+   * dependencies only tenants bind (each tenant's API key), so that the kernel needs no global one.
+   * It is checked in every tenant when it is defined (and in the tenants already defined when the
+   * plugin is used) instead of in the kernel's scope. Steps without a tenant leave such hooks and
+   * sinks out, and fail with a {@link PluginError} if they need such a provider or toolset.
+   */
+  readonly tenantOnly?: boolean;
 }
 
 /**
@@ -34,11 +46,11 @@ export interface PluginContext extends ContainerModuleLoadOptions {
    */
   bindChatProvider(name: string, provider: ChatProvider | ServiceClass<ChatProvider> | (() => ChatProvider), options?: ProviderBindingOptions): void;
   /** Sets the global toolset: the one steps use unless their tenant has its own. Only one plugin may. */
-  bindToolset(toolset: Toolset | ServiceClass<Toolset>): void;
+  bindToolset(toolset: Toolset | ServiceClass<Toolset>, options?: ServiceBindingOptions): void;
   /** Adds lifecycle hooks to every step; failures are reported under this plugin's name. */
-  bindHooks(hooks: StepHooks | ServiceClass<StepHooks>): void;
+  bindHooks(hooks: StepHooks | ServiceClass<StepHooks>, options?: ServiceBindingOptions): void;
   /** Replaces the hook-error sink (the last one bound wins). */
-  bindHookErrorSink(sink: HookErrorSink | ServiceClass<HookErrorSink>): void;
+  bindHookErrorSink(sink: HookErrorSink | ServiceClass<HookErrorSink>, options?: ServiceBindingOptions): void;
   /**
    * Runs when the kernel is disposed, or when this `use` call fails after setup (in reverse order,
    * after this plugin's services were deactivated).

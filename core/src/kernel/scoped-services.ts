@@ -5,6 +5,12 @@ import { circularContributionError, resolutionError } from './resolution-error.j
 import { ScopeToken, type ServiceScope } from './service-scope.js';
 
 /**
+ * What a tenant-only hooks or sink binding resolves to in the kernel's scope: an empty object,
+ * which the kernel leaves out (and which, as hooks, would do nothing anyway).
+ */
+export const ABSENT_IN_KERNEL_SCOPE: object = Object.freeze({});
+
+/**
  * Creates the plugins' contributions for each scope. The rules:
  *
  * - an object is the same everywhere; a factory is called once, on first use, for the whole kernel;
@@ -12,6 +18,7 @@ import { ScopeToken, type ServiceScope } from './service-scope.js';
  *   tenant with bindings of its own (so their dependencies are the tenant's); and in every tenant if it
  *   (or anything it injects) asked for something that differs between tenants — the tenant id, the
  *   scope's toolset, step runner or default provider. Otherwise tenants share the kernel's instance.
+ * - a tenant-only class is created in every tenant, never in the kernel's scope.
  *
  * An instance is created by its scope's container (a transient binding under the contribution's
  * private token, so its dependencies come from that scope) and kept by the scope: `@postConstruct`
@@ -48,7 +55,15 @@ export class ScopedServices {
     const source = contribution.source;
     if (source.type === 'object') return source.value;
     if (source.type === 'factory') return (contribution.created ??= this.#create(contribution, source.create));
+    if (contribution.tenantOnly && scope.tenant === undefined) {
+      throw new PluginError(contribution.plugin, 'resolution-failed', `${contribution.describe()} is bound for tenants only: a step without a tenant cannot use it`);
+    }
     return this.#instanceIn(contribution, scope);
+  }
+
+  /** As {@link valueIn}, but a tenant-only contribution is {@link ABSENT_IN_KERNEL_SCOPE} in the kernel's scope. */
+  valueOrAbsentIn<T extends object>(contribution: Contribution<T>, scope: ServiceScope): T {
+    return contribution.tenantOnly && scope.tenant === undefined ? (ABSENT_IN_KERNEL_SCOPE as T) : this.valueIn(contribution, scope);
   }
 
   #create<T extends object>(contribution: Contribution<T>, create: () => T): T {
@@ -94,7 +109,7 @@ export class ScopedServices {
 
   /** Where a class-bound contribution asked for in `scope` is created (see the class comment). */
   #homeOf(contribution: Contribution, scope: ServiceScope): ServiceScope {
-    if (scope.ownBindings) return scope;
+    if (scope.ownBindings || contribution.tenantOnly) return scope;
     // Whether it is scope-dependent is learnt by creating it in the kernel's scope first.
     if (!this.kernelScope.instances.has(contribution)) this.#instanceIn(contribution, this.kernelScope);
     return contribution.scopeDependent ? scope : this.kernelScope;

@@ -38,7 +38,10 @@ export interface TenantHost {
   checkOpen(): void;
   /** The toolset a step of `scope` uses (what `Toolset` resolves to in the tenant's container). */
   toolsetFor(scope: TenantScope): Toolset;
-  /** Creates the plugins' class-bound services in a new scope with bindings of its own (the eager check). */
+  /**
+   * Creates the plugins' class-bound services that a new tenant does not share with the kernel's
+   * scope (the eager check): all of them if it has bindings of its own, else the tenant-only ones.
+   */
   checkScope(scope: TenantScope): void;
 }
 
@@ -144,8 +147,8 @@ export class Tenants {
   /**
    * Defines a tenant. An id whose removal is still pending may be defined again: the new tenant is
    * a fresh scope, the old one is disposed when its steps finish. A tenant with bindings of its own
-   * (`module`, `modules`) gets the plugins' class-bound services created for it right away, so a
-   * dependency it lacks fails here.
+   * (`module`, `modules`) gets the plugins' class-bound services created for it right away (any
+   * tenant gets the tenant-only ones), so a dependency it lacks fails here.
    *
    * @throws {KernelError} if the id is taken, or a module binds `StepHooks` (give tenant hooks with
    * `hooks`); {@link UnknownProviderError} for an unknown provider name; {@link PluginError} if a
@@ -157,14 +160,12 @@ export class Tenants {
     if (this.scopes.has(id)) throw new KernelError(`Tenant "${id}" is already defined; remove it first, or use setToolset`);
     if (typeof definition.provider === 'string') this.host.checkProvider(definition.provider);
     const scope = new TenantScope(id, definition, this.host);
-    if (scope.ownBindings) {
-      try {
-        scope.ensureContainer();
-        this.host.checkScope(scope);
-      } catch (error) {
-        void scope.dispose([]); // what was created before the failure; a failure to deactivate it is moot
-        throw error;
-      }
+    try {
+      if (scope.ownBindings) scope.ensureContainer();
+      this.host.checkScope(scope);
+    } catch (error) {
+      void scope.dispose([]); // what was created before the failure; a failure to deactivate it is moot
+      throw error;
     }
     this.scopes.set(id, scope);
   }
@@ -230,9 +231,9 @@ export class Tenants {
     for (const { scope } of this.removals.values()) if (scope.container) yield scope;
   }
 
-  /** @internal The defined tenants with bindings of their own. */
-  *scopesWithBindings(): Iterable<TenantScope> {
-    for (const scope of this.scopes.values()) if (scope.ownBindings) yield scope;
+  /** @internal The defined tenants. */
+  definedScopes(): Iterable<TenantScope> {
+    return this.scopes.values();
   }
 
   /**

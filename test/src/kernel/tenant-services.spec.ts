@@ -1,4 +1,5 @@
 import {
+  ChatProvider as ChatProviderId,
   Kernel,
   PluginError,
   StepRunner,
@@ -17,7 +18,7 @@ import {
 } from '@kosong/core';
 import { MockChatProvider } from '@kosong/provider-echo';
 import { expect } from 'chai';
-import { inject, injectable, postConstruct } from 'inversify';
+import { inject, injectable, named, postConstruct } from 'inversify';
 import sinon from 'sinon';
 import { base, call, outputOf, rejectionOf, spyToolset } from './support.js';
 
@@ -245,6 +246,101 @@ describe('kernel: tenant-scoped services', () => {
       kernel.tenants.define('acme', { provider: 'keyed', module: (ctx) => void ctx.bind(ApiKey).toConstantValue('acme-key') });
       expect(textOf((await kernel.runner({ tenant: 'acme' }).step(base)).message)).to.equal('key acme-key');
       expect(textOf((await kernel.runner({ tenant: 'acme', provider: 'keyed' }).step(base)).message)).to.equal('key acme-key');
+    });
+  });
+
+  describe('tenant-only services', () => {
+    @injectable()
+    class TenantCounter implements StepHooks {
+      static readonly seen: [string | undefined, string | undefined][] = [];
+      constructor(@inject(ApiKey) private readonly key: string) {}
+      onStepStart(event: StepStartEvent): void {
+        TenantCounter.seen.push([event.tenant, this.key]);
+      }
+    }
+    beforeEach(() => {
+      TenantCounter.seen.length = 0;
+    });
+
+    it('tenant-only hooks run for tenant steps only, with the tenant\'s dependencies; the kernel has no instance', async () => {
+      const reports: string[] = [];
+      @injectable()
+      class TenantSink {
+        constructor(@inject(ApiKey) private readonly key: string) {}
+        report(): void {
+          reports.push(this.key);
+        }
+      }
+      await kernel.use(
+        definePlugin({
+          name: 'counting',
+          setup(ctx) {
+            ctx.bindHooks(TenantCounter, { tenantOnly: true });
+            ctx.bindHookErrorSink(TenantSink, { tenantOnly: true });
+            ctx.bindHooks({
+              onStepEnd: () => {
+                throw new Error('report me');
+              },
+            });
+          },
+        }),
+      );
+      kernel.tenants.define('acme', { module: (ctx) => void ctx.bind(ApiKey).toConstantValue('acme-key') });
+      kernel.tenants.define('plain');
+      const stderr = sinon.stub(process.stderr, 'write').returns(true);
+      try {
+        await kernel.runner().step(base);
+        await kernel.runner({ tenant: 'acme' }).step(base);
+        await kernel.runner({ tenant: 'plain' }).step(base);
+      } finally {
+        stderr.restore();
+      }
+      expect(TenantCounter.seen).to.deep.equal([
+        ['acme', 'acme-key'],
+        ['plain', 'kernel-key'],
+      ]);
+      expect(reports).to.deep.equal(['acme-key', 'kernel-key']);
+      expect(stderr.callCount, 'the kernel step reports to stderr: the tenant-only sink is not its').to.equal(1);
+    });
+
+    it('a tenant-only service is checked in every tenant already defined when the plugin is used', async () => {
+      const Region = Symbol('Region');
+      @injectable()
+      class Regional implements StepHooks {
+        constructor(@inject(Region) readonly region: string) {}
+        onStepStart(): void {}
+      }
+      kernel.tenants.define('eu', { module: (ctx) => void ctx.bind(Region).toConstantValue('eu-west') });
+      kernel.tenants.define('nowhere');
+      const error = await rejectionOf(kernel.use(definePlugin({ name: 'regional', setup: (ctx) => ctx.bindHooks(Regional, { tenantOnly: true }) })));
+      expect(error).to.include({ plugin: 'regional', reason: 'unbound-dependency' });
+      expect((error as Error).message).to.include('"nowhere"').and.include('hooks Regional → Symbol(Region)');
+      expect(kernel.plugins()).to.deep.equal(['keyed']);
+      await kernel.tenants.remove('nowhere');
+      await kernel.use(definePlugin({ name: 'regional', setup: (ctx) => ctx.bindHooks(Regional, { tenantOnly: true }) }));
+    });
+
+    it('only a class can be tenant-only; a kernel-scope class cannot inject a tenant-only provider', async () => {
+      const objectError = await rejectionOf(kernel.use(definePlugin({ name: 'object', setup: (ctx) => ctx.bindHooks({}, { tenantOnly: true }) })));
+      expect(objectError).to.include({ plugin: 'object', reason: 'invalid' });
+      @injectable()
+      class UsesProvider implements StepHooks {
+        constructor(@inject(ChatProviderId) @named('tenant-keyed') readonly provider: ChatProvider) {}
+        onStepStart(): void {}
+      }
+      const error = await rejectionOf(
+        kernel.use(
+          definePlugin({
+            name: 'mixed',
+            setup(ctx) {
+              ctx.bindChatProvider('tenant-keyed', KeyedProvider, { tenantOnly: true });
+              ctx.bindHooks(UsesProvider);
+            },
+          }),
+        ),
+      );
+      expect(error).to.include({ plugin: 'mixed', reason: 'resolution-failed' });
+      expect((error as Error).message).to.include('tenants only');
     });
   });
 });
