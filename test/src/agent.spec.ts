@@ -257,7 +257,7 @@ describe('retry policy', () => {
     expect(isRetryableError(new APIConnectionError('x'))).to.equal(true);
     expect(isRetryableError(new APITimeoutError('x'))).to.equal(true);
     expect(isRetryableError(new APIEmptyResponseError('x'))).to.equal(true);
-    for (const status of [429, 500, 502, 503, 504]) expect(isRetryableError(new APIStatusError(status, 'x')), String(status)).to.equal(true);
+    for (const status of [429, 500, 502, 503, 504, 529]) expect(isRetryableError(new APIStatusError(status, 'x')), String(status)).to.equal(true);
     for (const status of [400, 401, 403, 404, 422, 501]) expect(isRetryableError(new APIStatusError(status, 'x')), String(status)).to.equal(false);
     expect(isRetryableError(new Error('bug'))).to.equal(false);
     expect(isRetryableError(new DOMException('aborted', 'AbortError'))).to.equal(false);

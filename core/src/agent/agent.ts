@@ -110,7 +110,7 @@ export interface AgentTurnResult {
  * The agent loop: runs steps until one makes no tool calls (or `maxSteps` is reached), adding
  * each step's assistant message and one `tool` message per result, in call order, to the context.
  *
- * Retryable provider failures (connection, timeout, empty response, 429/500/502/503/504) are retried
+ * Retryable provider failures (connection, timeout, empty response, 429/500/502/503/504/529) are retried
  * with exponential backoff and jitter, honouring `retry-after`; the waits are abortable. A step's
  * messages are added only once the step and all its tools have finished, in one durable write, so
  * a failed or aborted attempt never leaves a partial assistant message in the context.

@@ -23,11 +23,12 @@ export const defaultRetryPolicy: RetryPolicy = {
   maxRetryAfterMs: 60_000,
 };
 
-const RETRYABLE_STATUS = new Set([429, 500, 502, 503, 504]);
+const RETRYABLE_STATUS = new Set([429, 500, 502, 503, 504, 529]);
 
 /**
  * Whether a step failure is worth another attempt: a connection error, a timeout, an empty
- * response, or HTTP status 429, 500, 502, 503 or 504. Anything else (a 400, an abort, a bug) is not.
+ * response, or HTTP status 429, 500, 502, 503, 504 or 529 (Anthropic's `overloaded_error`). Anything
+ * else (a 400, an abort, a bug) is not.
  */
 export function isRetryableError(error: unknown): boolean {
   if (APIStatusError.isInstance(error)) return RETRYABLE_STATUS.has(error.statusCode);

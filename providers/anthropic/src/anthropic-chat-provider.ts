@@ -1,0 +1,126 @@
+import { inspect } from 'node:util';
+
+import { ChatProviderError, type ChatProvider, type JsonValue, type Message, type ProviderGenerateOptions, type ThinkingEffort, type Tool } from '@kosong/core';
+
+import type { CacheTTL } from './cache-control.js';
+import { MessagesConnection, type ConnectionOptions } from './messages-connection.js';
+import type { MessagesStream } from './messages-stream.js';
+import { buildRequest, type RequestSettings } from './request-body.js';
+import { clampEffort } from './thinking.js';
+
+/** `max_tokens` when the options set none. */
+export const DEFAULT_MAX_TOKENS = 8192;
+
+/** Options of an {@link AnthropicChatProvider}. */
+export interface AnthropicChatProviderOptions extends ConnectionOptions {
+  /** The model, e.g. `claude-sonnet-4-5` or `claude-opus-4-7`. */
+  readonly model: string;
+  /**
+   * `max_tokens` of every request: the cap on output tokens, thinking included. The API requires
+   * one; default {@link DEFAULT_MAX_TOKENS}. (With a thinking budget on a model without
+   * interleaved thinking, it must exceed the budget.)
+   */
+  readonly defaultMaxTokens?: number;
+  /**
+   * Prompt caching: `{ ttl }` puts cache breakpoints on the system prompt, the last tool and the last
+   * block of the last message, with a TTL of `5m` (default) or `1h`; `false` sends none.
+   */
+  readonly promptCache?: false | { readonly ttl?: CacheTTL };
+  /** The request's `metadata`, e.g. `{ user_id: 'session-1' }`. */
+  readonly metadata?: { readonly [key: string]: JsonValue };
+  /** Beta flags to send in `anthropic-beta` (interleaved thinking is added where the model needs it). */
+  readonly betas?: readonly string[];
+  /**
+   * Content of `tool_result` blocks: `blocks` (default; text and image blocks) or `text` (the text
+   * parts joined with newlines).
+   */
+  readonly toolResultContent?: 'blocks' | 'text';
+}
+
+/**
+ * A chat provider for the Anthropic Messages API (`name` = `anthropic`), on the official
+ * `@anthropic-ai/sdk`. Streams, with prompt caching on by default, thinking (adaptive or with a
+ * budget, per model) and usage including cache reads and writes. Immutable: the `with…` methods
+ * return copies that share the HTTP client.
+ *
+ * @example
+ * const provider = new AnthropicChatProvider({ apiKey, model: 'claude-sonnet-4-5', defaultMaxTokens: 4096 });
+ * const result = await step({ provider: provider.withThinking('high'), systemPrompt, toolset, history });
+ */
+export class AnthropicChatProvider implements ChatProvider {
+  readonly name = 'anthropic';
+  readonly modelName: string;
+  /** The effort set with {@link AnthropicChatProvider.withThinking}, as the model gets it (clamped). */
+  readonly thinkingEffort: ThinkingEffort | undefined = undefined;
+  private readonly connection: MessagesConnection;
+  private readonly settings: Omit<RequestSettings, 'thinkingEffort'>;
+
+  /** @throws {ChatProviderError} when there is neither an API key nor a client, or an option is invalid. */
+  constructor(options: AnthropicChatProviderOptions) {
+    const maxTokens = options.defaultMaxTokens ?? DEFAULT_MAX_TOKENS;
+    if (!Number.isSafeInteger(maxTokens) || maxTokens < 1) {
+      throw new ChatProviderError(`AnthropicChatProvider: \`defaultMaxTokens\` must be a positive integer, got ${String(maxTokens)}`);
+    }
+    const ttl = options.promptCache === false ? false : (options.promptCache?.ttl ?? '5m');
+    if (ttl !== false && ttl !== '5m' && ttl !== '1h') {
+      throw new ChatProviderError(`AnthropicChatProvider: \`promptCache.ttl\` must be '5m' or '1h', got ${JSON.stringify(ttl)}`);
+    }
+    this.modelName = options.model;
+    this.connection = new MessagesConnection(options);
+    this.settings = {
+      model: options.model,
+      maxTokens,
+      promptCache: ttl,
+      metadata: options.metadata,
+      betas: options.betas ?? [],
+      toolResultContent: options.toolResultContent ?? 'blocks',
+    };
+  }
+
+  /** The base URL requests go to. */
+  get baseURL(): string {
+    return this.connection.baseURL;
+  }
+
+  /** The SDK client (shared by the copies `with…` makes). */
+  get client(): MessagesConnection['client'] {
+    return this.connection.client;
+  }
+
+  /**
+   * Streams one response. The request is sent before this resolves; the stream's `requestId` is
+   * the `request-id` response header.
+   *
+   * @throws {ChatProviderError} (or a subclass) when the history cannot be converted or the request
+   * fails; the signal's reason when it aborts.
+   */
+  async generate(systemPrompt: string, tools: readonly Tool[], history: readonly Message[], options: ProviderGenerateOptions = {}): Promise<MessagesStream> {
+    const { body, headers } = buildRequest(systemPrompt, tools, history, { ...this.settings, thinkingEffort: this.thinkingEffort });
+    return this.connection.open(body, headers, options.signal);
+  }
+
+  /**
+   * A copy that thinks with this effort (kosong spec §7.5): adaptive thinking with
+   * `output_config.effort` on models that have it (Opus / Sonnet / Haiku 4.6 and later, Mythos), a
+   * thinking budget on older ones (1024 / 4096 / 32000 tokens for low / medium / high); levels the
+   * model lacks become `high`; `off` disables thinking.
+   */
+  withThinking(effort: ThinkingEffort): AnthropicChatProvider {
+    return this.copyWith({ thinkingEffort: clampEffort(this.modelName, effort) });
+  }
+
+  /** What logs and `JSON.stringify` show: never the API key. */
+  toJSON(): Record<string, unknown> {
+    return { name: this.name, modelName: this.modelName, baseURL: this.baseURL, thinkingEffort: this.thinkingEffort };
+  }
+
+  /** How `util.inspect` (and so `console.log`) shows the provider: as {@link toJSON}. */
+  [inspect.custom](): string {
+    return `AnthropicChatProvider ${inspect(this.toJSON())}`;
+  }
+
+  private copyWith(changes: { readonly thinkingEffort?: ThinkingEffort }): AnthropicChatProvider {
+    const copy = Object.create(AnthropicChatProvider.prototype) as AnthropicChatProvider;
+    return Object.assign(copy, this, changes);
+  }
+}

@@ -1,0 +1,175 @@
+import { APIConnectionError, APIStatusError, APITimeoutError, ChatProviderError } from '@kosong/core';
+
+import type { Secrets } from './secrets.js';
+
+/**
+ * The HTTP status of each Anthropic error `type` (the API's error reference). An `error` event in a
+ * stream has no status of its own: it gets the one its type has over plain HTTP, so that, e.g., an
+ * `overloaded_error` mid-stream is retried like a 529 response.
+ */
+const STATUS_OF_ERROR_TYPE: Readonly<Record<string, number>> = {
+  invalid_request_error: 400,
+  authentication_error: 401,
+  billing_error: 402,
+  permission_error: 403,
+  not_found_error: 404,
+  request_too_large: 413,
+  rate_limit_error: 429,
+  api_error: 500,
+  timeout_error: 504,
+  overloaded_error: 529,
+};
+
+const TIMEOUT_CODES = new Set(['ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+const CONNECTION_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'ECONNABORTED', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ENETDOWN']);
+
+/**
+ * The error of an `error` event in the stream (`{type: 'error', error: {type, message}}`): an
+ * {@link APIStatusError} with the status of its type (`overloaded_error` → 529, `api_error` → 500,
+ * …) and the response's request id; a {@link ChatProviderError} for a type the API does not document.
+ */
+export function streamErrorEvent(event: Record<string, unknown>, requestId: string | undefined, secrets: Secrets): ChatProviderError {
+  const detail = asRecord(event['error']) ?? {};
+  const type = typeof detail['type'] === 'string' ? detail['type'] : 'unknown_error';
+  const message = typeof detail['message'] === 'string' ? detail['message'] : JSON.stringify(event);
+  const text = secrets.redact(`Anthropic stream error (${type}): ${message}`);
+  const status = STATUS_OF_ERROR_TYPE[type];
+  return status === undefined ? new ChatProviderError(text) : new APIStatusError(status, text, { requestId });
+}
+
+/**
+ * Maps an error of the `@anthropic-ai/sdk` client, of `fetch` or of reading the stream to the kosong
+ * provider errors (kosong spec §2.6, §7.5):
+ *
+ * - an SDK status error → {@link APIStatusError} with the status, the `request-id`, and the wait of
+ *   `retry-after-ms` / `retry-after` (seconds or an HTTP date); the message names the Anthropic
+ *   error type and its message;
+ * - an SDK timeout, a `fetch` timeout → {@link APITimeoutError} (checked before connection errors,
+ *   of which the SDK's timeout is a kind);
+ * - an SDK connection error, a connection that breaks mid-stream (`terminated`, socket errors) →
+ *   {@link APIConnectionError};
+ * - anything else → {@link ChatProviderError} `Anthropic error: …`.
+ *
+ * A {@link ChatProviderError} is returned as it is. No message holds a secret, and the original
+ * error is kept as `cause` only when nothing of it (messages, bodies, headers down the cause chain)
+ * holds one. Aborts are not handled here: callers check their signal first.
+ */
+export function convertError(error: unknown, secrets: Secrets): ChatProviderError {
+  if (ChatProviderError.isInstance(error)) {
+    if (error.constructor !== ChatProviderError || !secrets.foundIn(error.message)) return error;
+    return new ChatProviderError(secrets.redact(error.message));
+  }
+  const cause: ErrorOptions = secrets.foundIn(describe(error)) ? {} : { cause: error };
+  const classes = classNames(error);
+  const message = secrets.redact(messageOf(error));
+
+  if (classes.has('APIError')) {
+    const sdk = error as { status?: unknown; headers?: unknown; requestID?: unknown; type?: unknown; apiMessage?: unknown };
+    if (typeof sdk.status === 'number') {
+      const headers = isHeaders(sdk.headers) ? sdk.headers : undefined;
+      const type = typeof sdk.type === 'string' ? sdk.type : undefined;
+      const detail = typeof sdk.apiMessage === 'string' ? secrets.redact(sdk.apiMessage) : message;
+      return new APIStatusError(sdk.status, `Anthropic API error ${sdk.status}${type === undefined ? '' : ` (${type})`}: ${detail}`, {
+        ...cause,
+        requestId: (typeof sdk.requestID === 'string' ? sdk.requestID : undefined) ?? headers?.get('request-id') ?? undefined,
+        retryAfterSeconds: retryAfterSeconds(headers),
+      });
+    }
+    if (classes.has('APIConnectionTimeoutError')) return new APITimeoutError(message, cause);
+    if (classes.has('APIConnectionError') || classes.has('APIUserAbortError')) {
+      return new APIConnectionError(withCauses(message, (error as Error).cause, secrets), cause);
+    }
+  }
+  if (error instanceof SyntaxError) {
+    return new ChatProviderError(`The server sent malformed stream data (an event that is not JSON): ${message}`, cause);
+  }
+  const code = networkCode(error);
+  if (code !== undefined && TIMEOUT_CODES.has(code)) return new APITimeoutError(withCauses('The response timed out', error, secrets), cause);
+  if (code !== undefined || (error instanceof TypeError && /terminated|fetch failed|network|socket/i.test(message))) {
+    return new APIConnectionError(withCauses('The connection broke before the response was complete', error, secrets), cause);
+  }
+  return new ChatProviderError(`Anthropic error: ${message}`, cause);
+}
+
+/**
+ * The class names of an error's prototype chain below `Error`. Names, not `instanceof`: an error of
+ * a client from another copy of the SDK must map the same.
+ */
+function classNames(error: unknown): Set<string> {
+  const names = new Set<string>();
+  if (!(error instanceof Error)) return names;
+  for (let proto: unknown = Object.getPrototypeOf(error); proto !== null && proto !== Error.prototype; proto = Object.getPrototypeOf(proto)) {
+    const name = (proto as { constructor?: { name?: unknown } }).constructor?.name;
+    if (typeof name === 'string') names.add(name);
+  }
+  return names;
+}
+
+function retryAfterSeconds(headers: Headers | undefined): number | undefined {
+  const ms = Number(headers?.get('retry-after-ms') ?? Number.NaN);
+  if (Number.isFinite(ms) && ms >= 0) return ms / 1000;
+  const value = headers?.get('retry-after')?.trim();
+  if (!value) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, (date - Date.now()) / 1000);
+}
+
+/** All an inspector could print of an error: messages, bodies and headers down the cause chain. */
+function describe(error: unknown): string {
+  const texts: string[] = [];
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current !== undefined && current !== null; depth++) {
+    texts.push(messageOf(current));
+    const { error: body, headers } = current as { error?: unknown; headers?: unknown };
+    if (body !== undefined) texts.push(safeJSON(body));
+    if (isHeaders(headers)) for (const [name, value] of headers) texts.push(`${name}: ${value}`);
+    current = (current as { cause?: unknown }).cause;
+  }
+  return texts.join('\n');
+}
+
+/** `message (detail: detail…)`: the messages of `error` and its causes that `message` lacks. */
+function withCauses(message: string, error: unknown, secrets: Secrets): string {
+  const details: string[] = [];
+  let current = error;
+  for (let depth = 0; depth < 3 && current !== undefined && current !== null; depth++) {
+    const text = messageOf(current);
+    if (text !== '' && !message.includes(text) && !details.includes(text)) details.push(text);
+    current = (current as { cause?: unknown }).cause;
+  }
+  return details.length === 0 ? message : `${message} (${secrets.redact(details.join(': '))})`;
+}
+
+function networkCode(error: unknown): string | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 4 && typeof current === 'object' && current !== null; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && (TIMEOUT_CODES.has(code) || CONNECTION_CODES.has(code) || code.startsWith('UND_ERR_SOCKET'))) return code;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+function messageOf(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  if (typeof error === 'string') return error;
+  return safeJSON(error);
+}
+
+function safeJSON(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+function isHeaders(value: unknown): value is Headers {
+  return typeof value === 'object' && value !== null && typeof (value as { get?: unknown }).get === 'function';
+}
+
+function asRecord(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+}
