@@ -13,7 +13,7 @@ export const DEFAULT_MAX_TOKENS = 8192;
 
 /** Options of an {@link AnthropicChatProvider}. */
 export interface AnthropicChatProviderOptions extends ConnectionOptions {
-  /** The model, e.g. `claude-sonnet-4-5` or `claude-opus-4-7`. */
+  /** The model, e.g. `claude-sonnet-4-6` or `claude-opus-4-7`. */
   readonly model: string;
   /**
    * `max_tokens` of every request: the cap on output tokens, thinking included. The API requires
@@ -44,7 +44,7 @@ export interface AnthropicChatProviderOptions extends ConnectionOptions {
  * return copies that share the HTTP client.
  *
  * @example
- * const provider = new AnthropicChatProvider({ apiKey, model: 'claude-sonnet-4-5', defaultMaxTokens: 4096 });
+ * const provider = new AnthropicChatProvider({ apiKey, model: 'claude-sonnet-4-6', defaultMaxTokens: 4096 });
  * const result = await step({ provider: provider.withThinking('high'), systemPrompt, toolset, history });
  */
 export class AnthropicChatProvider implements ChatProvider {

@@ -3,7 +3,7 @@ import { ChatProviderError, definePlugin, type Plugin } from '@kosong/core';
 import { AnthropicChatProvider, type AnthropicChatProviderOptions } from './anthropic-chat-provider.js';
 
 /** The model of {@link anthropicPlugin} when neither the options nor `ANTHROPIC_MODEL` name one. */
-export const DEFAULT_ANTHROPIC_MODEL = 'claude-sonnet-4-5';
+export const DEFAULT_ANTHROPIC_MODEL = 'claude-sonnet-4-6';
 
 /** Environment variables, as `process.env` holds them. */
 export type Environment = Readonly<Record<string, string | undefined>>;
@@ -22,7 +22,7 @@ export interface AnthropicPluginOptions extends Partial<AnthropicChatProviderOpt
  * A kernel plugin (`provider:anthropic`) that registers an {@link AnthropicChatProvider} as the
  * default provider. Options not given come from the environment: `apiKey` from `ANTHROPIC_API_KEY`,
  * `baseURL` from `ANTHROPIC_BASE_URL` (default `https://api.anthropic.com`), `model` from
- * `ANTHROPIC_MODEL` (default `claude-sonnet-4-5`). Blank variables count as unset. The provider is
+ * `ANTHROPIC_MODEL` (default `claude-sonnet-4-6`). Blank variables count as unset. The provider is
  * built at once, so configuration errors surface here.
  *
  * @throws {ChatProviderError} naming `ANTHROPIC_API_KEY` when there is no key (and no `client`).

@@ -9,19 +9,21 @@ type Effort = Exclude<ThinkingEffort, 'off'>;
 /** Thinking budgets of models without adaptive thinking (kosong spec §7.5). */
 const BUDGET_TOKENS: Readonly<Record<'low' | 'medium' | 'high', number>> = { low: 1024, medium: 4096, high: 32_000 };
 
-const FAMILY_VERSION = /(?:opus|sonnet|haiku)[.-](\d+)[.-](\d{1,2})(?!\d)/;
+/** `<family>-<major>[-<minor>]`, e.g. `opus-4-7`, `sonnet-4.6`, `sonnet-5`; not a date (`sonnet-20240620`). */
+const FAMILY_VERSION = /(?:opus|sonnet|haiku|fable)[.-](\d{1,2})(?:[.-](\d{1,2}))?(?!\d)/;
 const OPUS_VERSION = /opus[.-](\d+)[.-](\d{1,2})(?!\d)/;
 
 /**
  * Whether the model thinks adaptively (`thinking: {type: 'adaptive'}` with an effort): Mythos, and
- * Opus / Sonnet / Haiku 4.6 and later, whatever the prefix or suffix (`anthropic.claude-opus-4-7-v1:0`,
- * `claude-opus-4.6`, `claude-opus-4-7@20260101`).
+ * Opus / Sonnet / Haiku / Fable 4.6 and later, whatever the prefix or suffix (`anthropic.claude-opus-4-7-v1:0`,
+ * `claude-opus-4.6`, `claude-opus-4-7@20260101`, `claude-sonnet-5`). The Python original also
+ * needs a minor version, so it took `claude-sonnet-5` for a model without adaptive thinking.
  */
 export function supportsAdaptiveThinking(model: string): boolean {
   const name = model.toLowerCase();
   if (name.includes('mythos')) return true;
   const version = FAMILY_VERSION.exec(name);
-  return version !== null && atLeast(Number(version[1]), Number(version[2]), 4, 6);
+  return version !== null && atLeast(Number(version[1]), Number(version[2] ?? 0), 4, 6);
 }
 
 /** Whether `output_config.effort` is accepted: adaptive models, and Opus 4.5. */

@@ -1,5 +1,6 @@
 import { audioURLPart, ChatProviderError, createMessage, imageURLPart, textPart, thinkPart, toolCall, type Message, type ThinkingEffort } from '@kosong/core';
 import { expect } from 'chai';
+import sinon from 'sinon';
 
 import { redactedThinkPart, type AnthropicChatProvider, type AnthropicChatProviderOptions } from '../index.js';
 import { ADD_TOOL, CASES, MUL_TOOL, SNAPSHOTS, type RequestCase } from './fixtures.js';
@@ -146,6 +147,13 @@ describe('AnthropicChatProvider request bodies, as the server receives them (kos
   });
 
   describe('thinking (kosong spec §7.5)', () => {
+    // the SDK warns on the console about deprecated models (claude-opus-4-5 here); keep the output clean
+    let warn: sinon.SinonStub;
+    beforeEach(() => {
+      warn = sinon.stub(console, 'warn');
+    });
+    afterEach(() => warn.restore());
+
     const cases: readonly [model: string, effort: ThinkingEffort, thinking: unknown, outputConfig: unknown, interleaved: boolean][] = [
       ['claude-sonnet-4-20250514', 'high', { type: 'enabled', budget_tokens: 32_000 }, undefined, true],
       ['claude-opus-4-6-20260205', 'high', { type: 'adaptive', display: 'summarized' }, { effort: 'high' }, false],
@@ -173,6 +181,11 @@ describe('AnthropicChatProvider request bodies, as the server receives them (kos
         expect(beta.includes('interleaved-thinking-2025-05-14'), beta).to.equal(interleaved);
       });
     }
+
+    it('the SDK still warns about a deprecated model', async () => {
+      await send(provider({ model: 'claude-opus-4-5' }), history(user('hi')));
+      expect(String(warn.firstCall?.args[0])).to.match(/claude-opus-4-5' is deprecated/);
+    });
 
     it('switching an adaptive model from high to off disables thinking and drops output_config', async () => {
       const body = await send(provider({ model: 'claude-opus-4-7' }).withThinking('high').withThinking('off'), history(user('hi')));

@@ -11,11 +11,14 @@ describe('Anthropic model capabilities (kosong spec §10 tests 72–74)', () => 
       'claude-opus-4-8', 'claude-opus-4-9', 'claude-opus-4-10', 'claude-opus-5-0', 'claude-opus-5-0-20270101', 'claude-sonnet-5-0',
       'claude-haiku-4-6', 'claude-haiku-5-0', 'anthropic.claude-opus-4-7-v1:0', 'aws/claude-opus-4-7', 'bedrock/anthropic.claude-opus-4-6-v1:0',
       'claude-opus-4-7@20260101',
+      // beyond the Python original: no minor version, and the newer families
+      'claude-sonnet-5', 'claude-opus-5', 'claude-fable-5-2', 'claude-mythos-5-1',
     ];
     const no = [
       'claude-opus-4', 'claude-opus-4-0', 'claude-opus-4-5', 'claude-opus-4-5-20251001', 'claude-opus-3-5', 'claude-opus-3-5-sonnet-20241022',
       'claude-sonnet-4-20250514', 'claude-sonnet-4-5', 'claude-sonnet-4-5-20250929', 'claude-sonnet-3-5', 'claude-sonnet-3-7', 'claude-haiku-3-5',
       'claude-haiku-4-5', 'claude-haiku-4-5-20251001', 'gpt-4', 'gpt-4-turbo', 'gemini-2.5-pro', '', 'unknown-model', 'claude',
+      'claude-3-5-sonnet-20240620', 'claude-sonnet-4-20250514', 'claude-opus-4-20250514', 'claude-3-opus-20240229',
     ];
     expect(yes.filter((model) => !supportsAdaptiveThinking(model))).to.deep.equal([]);
     expect(no.filter((model) => supportsAdaptiveThinking(model))).to.deep.equal([]);

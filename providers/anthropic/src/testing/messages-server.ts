@@ -79,7 +79,7 @@ const WRITE_BATCH = 64 * 1024;
  * @example
  * const server = await MessagesServer.start();
  * server.reply(textReply(['Hello', ' world']));
- * const provider = new AnthropicChatProvider({ baseURL: server.url, apiKey: 'sk-ant-test', model: 'claude-sonnet-4-5' });
+ * const provider = new AnthropicChatProvider({ baseURL: server.url, apiKey: 'sk-ant-test', model: 'claude-sonnet-4-6' });
  * // … server.lastRequest.body is the request body
  * await server.close();
  */

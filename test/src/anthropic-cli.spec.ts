@@ -1,0 +1,106 @@
+/**
+ * End to end: the `kosong` CLI, run as a subprocess with `--provider anthropic`, against a local
+ * Messages API server (ANTHROPIC_BASE_URL points at it). The CLI knows nothing of the Anthropic
+ * package: it finds it by its `providerPlugins` export.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { apiError, messageReply, MessagesServer } from '@kosong/provider-anthropic/testing';
+import { expect } from 'chai';
+
+/** The CLI's entry point, from this package's build output (`test/lib`) to the CLI's (`cli/lib`). */
+const CLI_MAIN = fileURLToPath(new URL('../../cli/lib/main.js', import.meta.url));
+const KEY = 'sk-ant-cli-e2e-0123456789abcdef';
+
+interface Exit {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+function runCli(args: readonly string[], cwd: string, env: Record<string, string>): Promise<Exit> {
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', TERM: 'dumb', ...env };
+  for (const name of ['FORCE_COLOR', 'NODE_OPTIONS', 'ANTHROPIC_AUTH_TOKEN', 'ANTHROPIC_CUSTOM_HEADERS', 'ANTHROPIC_LOG']) delete childEnv[name];
+  const child = spawn(process.execPath, [CLI_MAIN, ...args], { cwd, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`kosong ${args.join(' ')} did not exit in time\n${stdout}\n${stderr}`));
+    }, 15_000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+describe('kosong --provider anthropic, end to end against a local Messages API server', function () {
+  this.timeout(20_000);
+  let server: MessagesServer;
+  let cwd: string;
+  let env: Record<string, string>;
+
+  beforeEach(async () => {
+    server = await MessagesServer.start();
+    cwd = mkdtempSync(join(tmpdir(), 'kosong-anthropic-cli-'));
+    writeFileSync(join(cwd, 'notes.txt'), 'first line\nsecond line\n');
+    env = { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: server.url, ANTHROPIC_MODEL: 'claude-sonnet-4-6' };
+  });
+  afterEach(async () => {
+    await server.close();
+    rmSync(cwd, { recursive: true, force: true });
+  });
+
+  it('is listed by `kosong providers`', async () => {
+    const { code, stdout } = await runCli(['providers'], cwd, env);
+    expect(code).to.equal(0);
+    expect(stdout).to.match(/^anthropic\s+Anthropic Messages API \(ANTHROPIC_API_KEY/m);
+  });
+
+  it('runs a turn: a tool call streamed from the server runs, its result goes back, the answer is printed', async () => {
+    server.reply(
+      messageReply([
+        { type: 'thinking', thinking: ['I should read it.'], signature: 'sig_cli' },
+        { type: 'text', text: ['Reading ', 'the notes.'] },
+        { type: 'tool_use', id: 'toolu_read', name: 'read_file', input: ['{"path": ', '"notes.txt"}'] },
+      ]),
+      messageReply([{ type: 'text', text: ['The notes ', 'have two lines.'] }], { startUsage: { input_tokens: 20, cache_read_input_tokens: 300 } }),
+    );
+    const { code, stdout, stderr } = await runCli(['--provider', 'anthropic', 'run', 'What is in notes.txt?'], cwd, env);
+    expect(code, stderr).to.equal(0);
+    expect(stdout).to.include('Reading the notes.').and.include('read_file').and.include('The notes have two lines.');
+    expect(server.requests).to.have.length(2);
+    const first = server.requests[0]!;
+    expect(first.headers['authorization']).to.equal(`Bearer ${KEY}`);
+    expect((first.body as { model: string }).model).to.equal('claude-sonnet-4-6');
+    const messages = (server.requests[1]!.body as { messages: { role: string; content: Record<string, unknown>[] }[] }).messages;
+    expect(messages.map((m) => m.role)).to.deep.equal(['user', 'assistant', 'user']);
+    expect(messages[1]!.content[0]).to.deep.equal({ type: 'thinking', thinking: 'I should read it.', signature: 'sig_cli' });
+    const result = messages[2]!.content[0]!;
+    expect(result).to.include({ type: 'tool_result', tool_use_id: 'toolu_read' });
+    expect(JSON.stringify(result['content'])).to.include('second line');
+  });
+
+  it('fails a turn with exit code 1 and a clear message, never showing the key', async () => {
+    server.reply({ type: 'body', status: 401, body: apiError('authentication_error', `invalid x-api-key ${KEY}`) });
+    const { code, stdout, stderr } = await runCli(['--provider', 'anthropic', 'run', 'hi'], cwd, env);
+    expect(code).to.equal(1);
+    expect(stdout + stderr).to.include('401').and.include('authentication_error');
+    expect(stdout + stderr).to.not.include(KEY);
+  });
+
+  it('without ANTHROPIC_API_KEY, says which variable to set', async () => {
+    const { code, stderr } = await runCli(['--provider', 'anthropic', 'run', 'hi'], cwd, { ANTHROPIC_API_KEY: '', ANTHROPIC_BASE_URL: server.url });
+    expect(code).to.equal(2);
+    expect(stderr).to.include('ANTHROPIC_API_KEY');
+    expect(server.requests).to.have.length(0);
+  });
+});
