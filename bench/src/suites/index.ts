@@ -5,12 +5,13 @@
  * @module
  */
 import type { Suite } from '../harness.js';
+import { anthropicSuite } from './anthropic/index.js';
 import { kernelSuite } from './kernel/index.js';
 import { openAISuite } from './openai/index.js';
 import { otelSuite } from './otel/index.js';
 import { stepSuite } from './step/index.js';
 
-export const suites: readonly Suite[] = [stepSuite, kernelSuite, otelSuite, openAISuite];
+export const suites: readonly Suite[] = [stepSuite, kernelSuite, otelSuite, openAISuite, anthropicSuite];
 
 /** The suite called `name`; throws if there is none. */
 export function findSuite(name: string): Suite {
