@@ -1,6 +1,18 @@
 import { inspect } from 'node:util';
 
-import { ChatProviderError, type ChatProvider, type JsonValue, type Message, type ProviderGenerateOptions, type ThinkingEffort, type Tool } from '@kosong/core';
+import {
+  ChatProviderError,
+  noGenerationOptions,
+  resolveGenerationOptions,
+  updateGenerationOptions,
+  type ChatProvider,
+  type GenerationOptions,
+  type JsonValue,
+  type Message,
+  type ProviderGenerateOptions,
+  type ThinkingEffort,
+  type Tool,
+} from '@kosong/core';
 
 import type { CacheTTL } from './cache-control.js';
 import { MessagesConnection, type ConnectionOptions } from './messages-connection.js';
@@ -35,6 +47,11 @@ export interface AnthropicChatProviderOptions extends ConnectionOptions {
    * parts joined with newlines).
    */
   readonly toolResultContent?: 'blocks' | 'text';
+  /**
+   * The `anthropic-version` header; default the SDK's own (`2026-10-21`, which has no sampling
+   * parameters). `'2023-06-01'` lets `temperature` and `topP` through.
+   */
+  readonly apiVersion?: string;
 }
 
 /**
@@ -42,6 +59,14 @@ export interface AnthropicChatProviderOptions extends ConnectionOptions {
  * `@anthropic-ai/sdk`. Streams, with prompt caching on by default, thinking (adaptive or with a
  * budget, per model) and usage including cache reads and writes. Immutable: the `with…` methods
  * return copies that share the HTTP client.
+ *
+ * Neutral generation options (`withGeneration`, per-call `generation`): `maxOutputTokens` is
+ * `max_tokens` (over `defaultMaxTokens`), `stopSequences` is `stop_sequences`, `toolChoice` is
+ * `tool_choice` (`required` → `any`, a named tool → `{type: 'tool', name}`), `parallelToolCalls:
+ * false` is `disable_parallel_tool_use`. `temperature` and `topP` need `apiVersion: '2023-06-01'`
+ * (API version 2026-10-21 has no sampling parameters); `seed` does not exist. What the API cannot
+ * take (these, forced tool use or sampling while thinking) is an `UnsupportedGenerationOptionError`
+ * before any request.
  *
  * @example
  * const provider = new AnthropicChatProvider({ apiKey, model: 'claude-sonnet-4-6', defaultMaxTokens: 4096 });
@@ -54,6 +79,7 @@ export class AnthropicChatProvider implements ChatProvider {
   readonly thinkingEffort: ThinkingEffort | undefined = undefined;
   private readonly connection: MessagesConnection;
   private readonly settings: Omit<RequestSettings, 'thinkingEffort'>;
+  private readonly neutral: GenerationOptions = noGenerationOptions();
 
   /** @throws {ChatProviderError} when there is neither an API key nor a client, or an option is invalid. */
   constructor(options: AnthropicChatProviderOptions) {
@@ -68,18 +94,25 @@ export class AnthropicChatProvider implements ChatProvider {
     this.modelName = options.model;
     this.connection = new MessagesConnection(options);
     this.settings = {
+      provider: this.name,
       model: options.model,
       maxTokens,
       promptCache: ttl,
       metadata: options.metadata,
       betas: options.betas ?? [],
       toolResultContent: options.toolResultContent ?? 'blocks',
+      apiVersion: options.apiVersion,
     };
   }
 
   /** The base URL requests go to. */
   get baseURL(): string {
     return this.connection.baseURL;
+  }
+
+  /** The neutral generation options set with {@link AnthropicChatProvider.withGeneration}. */
+  get generation(): GenerationOptions {
+    return this.neutral;
   }
 
   /** The SDK client (shared by the copies `with…` makes). */
@@ -92,10 +125,12 @@ export class AnthropicChatProvider implements ChatProvider {
    * the `request-id` response header.
    *
    * @throws {ChatProviderError} (or a subclass) when the history cannot be converted or the request
-   * fails; the signal's reason when it aborts.
+   * fails; an `InvalidGenerationOptionError` / `UnsupportedGenerationOptionError` for generation
+   * options it cannot send (before any request); the signal's reason when it aborts.
    */
   async generate(systemPrompt: string, tools: readonly Tool[], history: readonly Message[], options: ProviderGenerateOptions = {}): Promise<MessagesStream> {
-    const { body, headers } = buildRequest(systemPrompt, tools, history, { ...this.settings, thinkingEffort: this.thinkingEffort });
+    const generation = resolveGenerationOptions(this.name, this.neutral, options.generation, tools);
+    const { body, headers } = buildRequest(systemPrompt, tools, history, { ...this.settings, thinkingEffort: this.thinkingEffort }, generation);
     return this.connection.open(body, headers, options.signal);
   }
 
@@ -109,6 +144,11 @@ export class AnthropicChatProvider implements ChatProvider {
     return this.copyWith({ thinkingEffort: clampEffort(this.modelName, effort) });
   }
 
+  /** A copy with these neutral generation options merged over its own (see the class notes for the mapping). */
+  withGeneration(options: GenerationOptions): AnthropicChatProvider {
+    return this.copyWith({ neutral: updateGenerationOptions(this.neutral, options, this.name) });
+  }
+
   /** What logs and `JSON.stringify` show: never the API key. */
   toJSON(): Record<string, unknown> {
     return { name: this.name, modelName: this.modelName, baseURL: this.baseURL, thinkingEffort: this.thinkingEffort };
@@ -119,7 +159,7 @@ export class AnthropicChatProvider implements ChatProvider {
     return `AnthropicChatProvider ${inspect(this.toJSON())}`;
   }
 
-  private copyWith(changes: { readonly thinkingEffort?: ThinkingEffort }): AnthropicChatProvider {
+  private copyWith(changes: { readonly thinkingEffort?: ThinkingEffort; readonly neutral?: GenerationOptions }): AnthropicChatProvider {
     const copy = Object.create(AnthropicChatProvider.prototype) as AnthropicChatProvider;
     return Object.assign(copy, this, changes);
   }
