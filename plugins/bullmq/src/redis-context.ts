@@ -10,7 +10,7 @@ export interface RedisContextOptions {
   /** Redis: a URL or options (a connection opened here, closed by `close()`), or a client of yours, used as it is and never closed. */
   readonly connection: RedisConnection;
   /** The tenant the session belongs to. */
-  readonly tenant?: string;
+  readonly tenant?: string | undefined;
   /** The session id. */
   readonly session: string;
   /** Prefix of every Redis key (default `kosong`). */

@@ -3,7 +3,7 @@ import { MockChatProvider } from '@kosong/provider-echo';
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import { FencedError, RedisContext, SessionKeys, SessionLease } from '../index.js';
-import { RedisServer } from './redis-server.js';
+import { RedisServer } from '../testing/redis-server.js';
 import { sleep, testPrefix } from './support.js';
 
 const user = (text: string): Message => ({ role: 'user', content: [textPart(text)] });

@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import { z } from 'zod';
 import { RemoteToolset, ToolWorker, toolQueueName } from '../index.js';
-import { RedisServer } from './redis-server.js';
+import { RedisServer } from '../testing/redis-server.js';
 import { call, ProbeToolset, sleep, testPrefix, until } from './support.js';
 
 describe('RemoteToolset and ToolWorker (real Redis)', function () {

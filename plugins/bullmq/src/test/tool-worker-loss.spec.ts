@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import { RemoteToolset } from '../index.js';
 import { fixture, TestProcess } from './processes.js';
-import { RedisServer } from './redis-server.js';
+import { RedisServer } from '../testing/redis-server.js';
 import { call, testPrefix, until } from './support.js';
 
 describe('a tool worker killed mid-call (real processes)', function () {

@@ -1,0 +1,372 @@
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { addUsage, tokenUsage, type AgentTurnResult, type Kernel, type Message, type TokenUsage } from '@kosong/core';
+import { DelayedError, Job, Queue, UnrecoverableError, Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { closeRedis, closeWithin, createRedis, type RedisConnection } from './connection.js';
+import { FencedError } from './errors.js';
+import { DEFAULT_PREFIX, GlobalKeys, SessionKeys, TURN_QUEUE } from './keys.js';
+import { RedisContext } from './redis-context.js';
+import { PUBLISH_SCRIPT } from './scripts.js';
+import { SessionLease } from './session-lease.js';
+import { cancelToolJobAndWait } from './tool-job-canceller.js';
+import { fromAgentEvent, serializeError, type QueuedTurnResult, type TurnEvent } from './turn-events.js';
+import { TURN_TTL_SECONDS, type TurnJobData } from './turn-queue.js';
+import { FINISH_SCRIPT, STEP_START_SCRIPT } from './turn-scripts.js';
+
+/** Options of an {@link AgentWorker}. */
+export interface AgentWorkerOptions {
+  readonly connection: RedisConnection;
+  /** The kernel turns run on: `kernel.agent({ tenant })` for each turn's tenant. */
+  readonly kernel: Kernel;
+  /** Turns run at once, at most (default 4). */
+  readonly concurrency?: number;
+  /** System prompt of turns that give none (default `''`). */
+  readonly systemPrompt?: string;
+  /** Steps per turn at most, for turns that give no `maxSteps` (default 25). */
+  readonly maxSteps?: number;
+  /**
+   * How long a turn's job lock and its session lease last without renewal (default 30 s, renewed
+   * every third to half of it). A worker killed mid-turn is replaced after about this long (plus
+   * up to `stalledIntervalMs`).
+   */
+  readonly lockDurationMs?: number;
+  /** How often this worker looks for turns whose worker was lost (default: `lockDurationMs`). */
+  readonly stalledIntervalMs?: number;
+  /** How many times a turn may be recovered after its worker was lost before it fails (default 3). */
+  readonly maxRecoveries?: number;
+  /** How long a turn waiting for an earlier turn of its session is put aside before it looks again (default 250 ms). */
+  readonly waitTurnMs?: number;
+  /** How long tool jobs of an interrupted step get to stop when a turn is recovered (default 10 s). */
+  readonly orphanDeadlineMs?: number;
+  /** Prefix of every Redis key (default `kosong`). */
+  readonly prefix?: string;
+}
+
+/** Events are trimmed to about this many per turn. */
+const MAX_EVENTS_PER_TURN = 100_000;
+
+/** Why a running turn was aborted. */
+type Interruption = { readonly kind: 'cancel'; readonly reason: string } | { readonly kind: 'lost'; readonly error: Error };
+
+/**
+ * Runs queued agent turns: `kernel.agent()` for the turn's tenant, on a `RedisContext` of its
+ * session, publishing every event on the turn's stream.
+ *
+ * - One turn per session at a time, in submission order: a turn whose session has an earlier turn
+ *   pending is put aside (delayed) and looked at again; the session lease fences every write.
+ * - A turn whose worker died is picked up by another worker after stall detection: the tool jobs of
+ *   its interrupted step are cancelled first, then it goes on from its last whole step.
+ * - `TurnHandle.cancel()` aborts the running step, tools included, on whichever worker runs it.
+ */
+export class AgentWorker {
+  /** This worker's id in events (`host:pid:random`). */
+  readonly id = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  readonly #worker: Worker;
+  readonly #turnQueue: Queue;
+  readonly #redis: Redis;
+  readonly #subscriber: Redis;
+  readonly #keys: GlobalKeys;
+  readonly #prefix: string;
+  readonly #running = new Map<string, (interruption: Interruption) => void>();
+  readonly #toolQueues = new Map<string, Queue>();
+  #started: Promise<void> | undefined;
+  #closing: Promise<void> | undefined;
+
+  constructor(private readonly options: AgentWorkerOptions) {
+    this.#prefix = options.prefix ?? DEFAULT_PREFIX;
+    this.#keys = new GlobalKeys(this.#prefix);
+    this.#redis = createRedis(options.connection, { blocking: true, name: 'kosong-agent-worker' });
+    this.#subscriber = createRedis(options.connection, { blocking: true, name: 'kosong-turn-cancel' });
+    const lockDuration = options.lockDurationMs ?? 30_000;
+    this.#worker = new Worker(TURN_QUEUE, (job, token, signal) => this.#process(job as Job<TurnJobData>, token, signal), {
+      connection: this.#redis,
+      prefix: this.#prefix,
+      concurrency: options.concurrency ?? 4,
+      lockDuration,
+      stalledInterval: options.stalledIntervalMs ?? lockDuration,
+      maxStalledCount: options.maxRecoveries ?? 3,
+      autorun: false,
+    });
+    this.#worker.on('error', () => undefined);
+    this.#turnQueue = new Queue(TURN_QUEUE, { connection: this.#redis, prefix: this.#prefix });
+    this.#turnQueue.on('error', () => undefined);
+  }
+
+  /** Starts taking turns. */
+  start(): Promise<void> {
+    this.#started ??= (async () => {
+      this.#subscriber.on('message', (_channel: string, message: string) => this.#onCancel(message));
+      await this.#subscriber.subscribe(this.#keys.turnCancelChannel);
+      void this.#worker.run().catch(() => undefined);
+      await this.#worker.waitUntilReady();
+    })();
+    return this.#started;
+  }
+
+  /** Turns running on this worker now. */
+  get running(): number {
+    return this.#running.size;
+  }
+
+  #onCancel(message: string): void {
+    try {
+      const { turnId, reason } = JSON.parse(message) as { turnId?: unknown; reason?: unknown };
+      if (typeof turnId === 'string') this.#running.get(turnId)?.({ kind: 'cancel', reason: typeof reason === 'string' ? reason : 'cancelled' });
+    } catch {
+      // not ours
+    }
+  }
+
+  async #process(job: Job<TurnJobData>, token: string | undefined, signal: AbortSignal | undefined): Promise<QueuedTurnResult | null> {
+    const data = job.data;
+    const keys = new SessionKeys(this.#prefix, data.tenant ?? undefined, data.session);
+    const turnKey = keys.turn(data.turnId);
+    const state = await this.#redis.hgetall(turnKey);
+    if (state.state === undefined) throw new UnrecoverableError(`Turn ${data.turnId}: its state is gone from Redis`);
+    if (state.state !== 'queued' && state.state !== 'running') return state.result ? (JSON.parse(state.result) as QueuedTurnResult) : null;
+    if (state.cancel !== undefined) {
+      await this.#finish(keys, data.turnId, undefined, { type: 'turn_cancelled', reason: state.cancel });
+      return null;
+    }
+    if (!(await this.#isFirstInLine(keys, data.turnId))) return this.#putAside(job, token);
+    const interrupted: { value: Interruption | undefined } = { value: undefined };
+    const controller = new AbortController();
+    const interrupt = (interruption: Interruption): void => {
+      if (interrupted.value) return;
+      interrupted.value = interruption;
+      controller.abort(interruption.kind === 'cancel' ? new Error(interruption.reason) : interruption.error);
+    };
+    const lease = await SessionLease.acquire(this.#redis, keys, this.options.lockDurationMs ?? 30_000, () =>
+      interrupt({ kind: 'lost', error: new FencedError(data.tenant ?? undefined, data.session, 0) }),
+    );
+    if (!lease) return this.#putAside(job, token);
+    this.#running.set(data.turnId, interrupt);
+    const onJobLost = (): void => interrupt({ kind: 'lost', error: new Error('this worker lost the turn (its job lock expired)') });
+    signal?.addEventListener('abort', onJobLost, { once: true });
+    const publisher = new EventPublisher(this.#redis, keys.events(data.turnId), keys.owner, lease.token, (error) => interrupt({ kind: 'lost', error }));
+    try {
+      const cancelled = await this.#redis.hget(turnKey, 'cancel');
+      if (cancelled !== null) {
+        await this.#finish(keys, data.turnId, publisher, { type: 'turn_cancelled', reason: cancelled });
+        return null;
+      }
+      await this.#redis.hset(turnKey, 'state', 'running');
+      const attempt = await this.#redis.hincrby(turnKey, 'attempts', 1);
+      const result = await this.#runTurn(data, keys, lease, publisher, attempt, controller.signal, interrupt);
+      await this.#finish(keys, data.turnId, publisher, { type: 'turn_end', result });
+      return result;
+    } catch (error) {
+      const why = interrupted.value;
+      if (why?.kind === 'cancel') {
+        await this.#finish(keys, data.turnId, publisher, { type: 'turn_cancelled', reason: why.reason });
+        return null;
+      }
+      if (why?.kind === 'lost' || FencedError.isInstance(error)) {
+        // Not ours any more (or Redis lost it): whoever holds the turn now publishes its end.
+        throw new UnrecoverableError(`Turn ${data.turnId}: ${(why?.kind === 'lost' ? why.error : (error as Error)).message}`);
+      }
+      await this.#finish(keys, data.turnId, publisher, { type: 'turn_failed', error: serializeError(error) });
+      throw new UnrecoverableError(serializeError(error).message);
+    } finally {
+      signal?.removeEventListener('abort', onJobLost);
+      this.#running.delete(data.turnId);
+      await lease.release();
+      await this.#promoteNext(keys);
+    }
+  }
+
+  async #runTurn(
+    data: TurnJobData,
+    keys: SessionKeys,
+    lease: SessionLease,
+    publisher: EventPublisher,
+    attempt: number,
+    signal: AbortSignal,
+    interrupt: (interruption: Interruption) => void,
+  ): Promise<QueuedTurnResult> {
+    let usage: TokenUsage = tokenUsage();
+    let stepUsage: TokenUsage | undefined;
+    const context = new RedisContext({
+      connection: this.#redis,
+      tenant: data.tenant ?? undefined,
+      session: data.session,
+      prefix: this.#prefix,
+      fence: lease.token,
+      turn: { id: data.turnId, usage: () => (stepUsage ? addUsage(usage, stepUsage) : usage) },
+    });
+    await context.restore();
+    const progress = await context.turnProgress();
+    const resumed = progress.turn === data.turnId;
+    if (resumed && progress.usage) usage = progress.usage as TokenUsage;
+    const stepsDone = resumed ? progress.steps : 0;
+    publisher.publish({ type: 'turn_start', turnId: data.turnId, worker: this.id, attempt });
+    if (attempt > 1) {
+      await this.#cancelOrphans(keys, data.turnId);
+      publisher.publish({ type: 'turn_resumed', fromStep: stepsDone + 1, reason: 'the worker running the turn was lost' });
+    }
+    const maxSteps = data.options.maxSteps ?? this.options.maxSteps ?? 25;
+    const last = context.history.at(-1);
+    if (resumed && stepsDone > 0 && last?.role === 'assistant' && !last.toolCalls?.length) {
+      return { message: last, steps: stepsDone, usage, stopReason: 'no_tool_calls' };
+    }
+    if (resumed && stepsDone >= maxSteps) {
+      const lastAssistant = [...context.history].reverse().find((m) => m.role === 'assistant')!;
+      return { message: lastAssistant, steps: stepsDone, usage, stopReason: 'max_steps' };
+    }
+    const agent = this.options.kernel.agent({
+      ...(data.tenant === null ? {} : { tenant: data.tenant }),
+      ...(data.options.provider === undefined ? {} : { provider: data.options.provider }),
+      systemPrompt: data.options.systemPrompt ?? this.options.systemPrompt ?? '',
+      maxSteps: maxSteps - stepsDone,
+      context,
+    });
+    const turnKey = keys.turn(data.turnId);
+    const result: AgentTurnResult = await agent.run(resumed ? [] : (data.input as Message[]), {
+      signal,
+      onEvent: (event) => {
+        if (event.type === 'step_end') {
+          usage = event.usage ? addUsage(usage, event.usage) : usage;
+          stepUsage = undefined;
+        }
+        publisher.publish(fromAgentEvent(event, stepsDone));
+      },
+      hooks: [
+        {
+          name: 'kosong.bullmq',
+          hooks: {
+            onStepStart: async (event) => {
+              // Recorded before the provider is called, so a recovery can cancel this step's tool jobs.
+              try {
+                const cancel = await this.#redis.eval(STEP_START_SCRIPT, 3, keys.meta, keys.owner, turnKey, lease.token, `${data.turnId}\t${event.stepId}`);
+                if (typeof cancel === 'string') interrupt({ kind: 'cancel', reason: cancel });
+              } catch (error) {
+                interrupt({ kind: 'lost', error: error instanceof Error && error.message.includes('FENCED') ? new FencedError(data.tenant ?? undefined, data.session, lease.token) : (error as Error) });
+              }
+            },
+            onStepEnd: (event) => {
+              if (!event.error) stepUsage = event.usage;
+            },
+          },
+        },
+      ],
+    });
+    await publisher.flush();
+    return { message: result.message, steps: stepsDone + result.steps, usage, stopReason: result.stopReason };
+  }
+
+  /** Cancels the tool jobs of the step the turn's lost worker was running, and waits for them to stop. */
+  async #cancelOrphans(keys: SessionKeys, turnId: string): Promise<void> {
+    const running = await this.#redis.hget(keys.meta, 'turnStepId');
+    const [turn, stepId] = (running ?? '').split('\t');
+    if (turn !== turnId || !stepId) return; // the lost worker had not started a step of this turn
+    const members = await this.#redis.smembers(this.#keys.stepJobs(stepId));
+    await Promise.all(
+      members.map(async (member) => {
+        const [queueName, jobId] = member.split('\t') as [string, string];
+        await cancelToolJobAndWait(this.#toolQueue(queueName), this.#redis, this.#keys, jobId, 'the turn is being recovered on another worker', this.options.orphanDeadlineMs ?? 10_000);
+      }),
+    );
+  }
+
+  #toolQueue(name: string): Queue {
+    let queue = this.#toolQueues.get(name);
+    if (!queue) {
+      queue = new Queue(name, { connection: this.#redis, prefix: this.#prefix });
+      queue.on('error', () => undefined);
+      this.#toolQueues.set(name, queue);
+    }
+    return queue;
+  }
+
+  /** Whether this turn is the session's earliest pending one; finished or vanished turns ahead of it are cleared. */
+  async #isFirstInLine(keys: SessionKeys, turnId: string): Promise<boolean> {
+    for (;;) {
+      const [head] = await this.#redis.zrange(keys.pending, 0, 0);
+      if (head === undefined || head === turnId) return true;
+      const headState = await this.#redis.hget(keys.turn(head), 'state');
+      const job = await Job.fromId(this.#turnQueue, head).catch(() => undefined);
+      const finished = headState === null || (headState !== 'queued' && headState !== 'running') || (job?.finishedOn !== undefined && job?.failedReason !== undefined);
+      if (!finished) return false;
+      await this.#redis.zrem(keys.pending, head);
+    }
+  }
+
+  /** Puts the job aside for a while (it waits for an earlier turn of its session). */
+  async #putAside(job: Job, token: string | undefined): Promise<never> {
+    await job.moveToDelayed(Date.now() + (this.options.waitTurnMs ?? 250), token);
+    throw new DelayedError();
+  }
+
+  /** Wakes the session's next pending turn, if it was put aside. */
+  async #promoteNext(keys: SessionKeys): Promise<void> {
+    try {
+      const [next] = await this.#redis.zrange(keys.pending, 0, 0);
+      if (next === undefined) return;
+      const job = await Job.fromId(this.#turnQueue, next);
+      if (job && (await job.isDelayed())) await job.promote();
+    } catch {
+      // it wakes up on its own after waitTurnMs
+    }
+  }
+
+  /** Publishes the terminal event and marks the turn finished. */
+  async #finish(keys: SessionKeys, turnId: string, publisher: EventPublisher | undefined, event: TurnEvent): Promise<void> {
+    if (publisher) {
+      publisher.publish(event);
+      await publisher.flush();
+    } else {
+      await this.#redis.xadd(keys.events(turnId), '*', 'e', JSON.stringify(event));
+    }
+    const state = event.type === 'turn_end' ? 'done' : event.type === 'turn_failed' ? 'failed' : 'cancelled';
+    await this.#redis.eval(FINISH_SCRIPT, 3, keys.turn(turnId), keys.pending, keys.events(turnId), turnId, state, JSON.stringify(event.type === 'turn_end' ? event.result : event), TURN_TTL_SECONDS);
+  }
+
+  /** Stops taking turns, lets running ones finish (aborting them after `deadlineMs`), closes connections. */
+  close(options: { readonly deadlineMs?: number } = {}): Promise<void> {
+    this.#closing ??= (async () => {
+      const deadline = setTimeout(() => {
+        for (const interrupt of this.#running.values()) interrupt({ kind: 'lost', error: new Error('the agent worker is shutting down') });
+      }, options.deadlineMs ?? 10_000);
+      try {
+        await closeWithin(() => this.#worker.close(), (options.deadlineMs ?? 10_000) + 5_000);
+      } finally {
+        clearTimeout(deadline);
+        await Promise.all([...this.#toolQueues.values(), this.#turnQueue].map((q) => closeWithin(() => q.close())));
+        await Promise.all([closeRedis(this.#subscriber), closeRedis(this.#redis)]);
+      }
+    })();
+    return this.#closing;
+  }
+}
+
+/**
+ * Publishes a turn's events in order without waiting for each (one connection keeps them in
+ * order), each fenced by the session lease. The first failure (fenced, Redis gone) is reported once.
+ */
+class EventPublisher {
+  #last: Promise<unknown> = Promise.resolve();
+  #failed = false;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly stream: string,
+    private readonly owner: string,
+    private readonly fence: number,
+    private readonly onFailure: (error: Error) => void,
+  ) {}
+
+  publish(event: TurnEvent): void {
+    const sent = this.redis.eval(PUBLISH_SCRIPT, 2, this.stream, this.owner, this.fence, MAX_EVENTS_PER_TURN, JSON.stringify(event));
+    this.#last = sent.catch((error: unknown) => {
+      if (this.#failed) return;
+      this.#failed = true;
+      this.onFailure(error instanceof Error ? error : new Error(String(error)));
+    });
+  }
+
+  /** Resolves once everything published so far was written (or failed). */
+  async flush(): Promise<void> {
+    await this.#last;
+  }
+}

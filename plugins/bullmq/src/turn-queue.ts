@@ -1,0 +1,284 @@
+import { randomUUID } from 'node:crypto';
+import { textPart, type Message } from '@kosong/core';
+import { Job, Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { closeRedis, closeWithin, createRedis, type RedisConnection } from './connection.js';
+import { RedisUnavailableError, TurnCancelledError, TurnFailedError } from './errors.js';
+import { DEFAULT_PREFIX, GlobalKeys, SessionKeys, TURN_QUEUE } from './keys.js';
+import { FINISH_SCRIPT, SUBMIT_SCRIPT } from './turn-scripts.js';
+import { isTerminalTurnEvent, type QueuedTurnResult, type TurnEvent } from './turn-events.js';
+
+/** How long a finished turn's events and state stay in Redis (seconds). */
+export const TURN_TTL_SECONDS = 86_400;
+
+/** What a turn job carries. @internal */
+export interface TurnJobData {
+  readonly turnId: string;
+  readonly tenant: string | null;
+  readonly session: string;
+  readonly input: readonly Message[];
+  readonly options: TurnOptions;
+}
+
+/** Options of one queued turn, applied by the worker. */
+export interface TurnOptions {
+  /** The system prompt (default: the worker's). */
+  readonly systemPrompt?: string;
+  /** Steps of the turn at most, counting those before a recovery (default: the worker's). */
+  readonly maxSteps?: number;
+  /** A registered provider's name (default: the tenant's, else the worker kernel's default). */
+  readonly provider?: string;
+}
+
+/** What {@link TurnQueue.submit} takes. */
+export interface TurnSubmission {
+  /** The tenant whose toolset, provider and hooks the turn runs with (it must be defined on the workers). */
+  readonly tenant?: string;
+  /** The session: its history is the turn's context; its turns run one at a time, in submission order. */
+  readonly session: string;
+  /** The user's message (text), or messages. */
+  readonly input: string | Message | readonly Message[];
+  readonly options?: TurnOptions;
+}
+
+/** Options of a {@link TurnQueue}. */
+export interface TurnQueueOptions {
+  readonly connection: RedisConnection;
+  /** Prefix of every Redis key (default `kosong`). */
+  readonly prefix?: string;
+  /**
+   * How long a turn's events may stay unreadable (Redis unreachable) before `events()` and
+   * `result()` fail with a {@link RedisUnavailableError} (default 10 s).
+   */
+  readonly unavailableAfterMs?: number;
+}
+
+/**
+ * Submits agent turns to the `AgentWorker`s of a Redis, and follows them.
+ *
+ * @example
+ * const turns = new TurnQueue({ connection: 'redis://redis:6379' });
+ * const turn = await turns.submit({ tenant: 'acme', session: 'chat-42', input: 'What changed?' });
+ * for await (const event of turn.events()) render(event);
+ * const { message, usage } = await turn.result();
+ */
+export class TurnQueue {
+  readonly #redis: Redis;
+  readonly #queue: Queue;
+  readonly #keys: GlobalKeys;
+  readonly #handles = new Set<TurnHandle>();
+  #closed = false;
+
+  constructor(private readonly options: TurnQueueOptions) {
+    this.#redis = createRedis(options.connection, { blocking: false, name: 'kosong-turn-queue' });
+    this.#keys = new GlobalKeys(options.prefix ?? DEFAULT_PREFIX);
+    this.#queue = new Queue(TURN_QUEUE, { connection: this.#redis, prefix: options.prefix ?? DEFAULT_PREFIX });
+    this.#queue.on('error', () => undefined);
+  }
+
+  /**
+   * Queues a turn. It runs after every turn submitted before it for the same session has ended.
+   * @throws `TypeError` for a bad submission; an error when Redis is unreachable.
+   */
+  async submit(submission: TurnSubmission): Promise<TurnHandle> {
+    this.#checkOpen();
+    const { tenant, session } = submission;
+    if (tenant !== undefined && (typeof tenant !== 'string' || tenant === '')) throw new TypeError('tenant must be a non-empty string');
+    if (typeof session !== 'string' || session === '') throw new TypeError('session must be a non-empty string');
+    const input = toMessages(submission.input);
+    const options = submission.options ?? {};
+    if (options.maxSteps !== undefined && (!Number.isInteger(options.maxSteps) || options.maxSteps < 1)) throw new TypeError('maxSteps must be a positive integer');
+    const turnId = randomUUID();
+    const keys = this.#sessionKeys(tenant, session);
+    await this.#redis.eval(SUBMIT_SCRIPT, 3, keys.seq, keys.pending, keys.turn(turnId), turnId, tenant ?? '', session, Date.now(), TURN_TTL_SECONDS);
+    const data: TurnJobData = { turnId, tenant: tenant ?? null, session, input, options };
+    await this.#queue.add('turn', data, { jobId: turnId, attempts: 1, removeOnComplete: { age: TURN_TTL_SECONDS }, removeOnFail: { age: TURN_TTL_SECONDS } });
+    return this.handle(turnId, tenant, session);
+  }
+
+  /** A handle on a turn submitted earlier (by this process or another). */
+  handle(turnId: string, tenant: string | undefined, session: string): TurnHandle {
+    this.#checkOpen();
+    const handle = new TurnHandle(turnId, tenant, session, {
+      redis: this.#redis,
+      queue: this.#queue,
+      globalKeys: this.#keys,
+      keys: this.#sessionKeys(tenant, session),
+      connection: this.options.connection,
+      unavailableAfterMs: this.options.unavailableAfterMs ?? 10_000,
+    });
+    this.#handles.add(handle);
+    return handle;
+  }
+
+  /** Stops following turns (their `events()` end) and closes the connections. Turns go on running. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await Promise.all([...this.#handles].map((h) => h.detach()));
+    await closeWithin(() => this.#queue.close());
+    await closeRedis(this.#redis);
+  }
+
+  #sessionKeys(tenant: string | undefined, session: string): SessionKeys {
+    return new SessionKeys(this.options.prefix ?? DEFAULT_PREFIX, tenant, session);
+  }
+
+  #checkOpen(): void {
+    if (this.#closed) throw new Error('The TurnQueue is closed');
+  }
+}
+
+/** What a handle needs of its queue. @internal */
+interface HandleDeps {
+  readonly redis: Redis;
+  readonly queue: Queue;
+  readonly globalKeys: GlobalKeys;
+  readonly keys: SessionKeys;
+  readonly connection: RedisConnection;
+  readonly unavailableAfterMs: number;
+}
+
+/** A submitted turn: its events (live, from the start), its result, and a way to cancel it. */
+export class TurnHandle {
+  readonly #deps: HandleDeps;
+  readonly #readers = new Set<Redis>();
+  #result: Promise<QueuedTurnResult> | undefined;
+  #detached = false;
+
+  /** @internal Made by `TurnQueue`. */
+  constructor(
+    readonly turnId: string,
+    readonly tenant: string | undefined,
+    readonly session: string,
+    deps: HandleDeps,
+  ) {
+    this.#deps = deps;
+  }
+
+  /**
+   * The turn's events from its first one, then live, ending after its terminal event
+   * (`turn_end`, `turn_failed` or `turn_cancelled`). Each call reads from the start again.
+   *
+   * @throws {RedisUnavailableError} when Redis stays unreachable past `unavailableAfterMs`, or lost the turn.
+   */
+  async *events(options: { readonly signal?: AbortSignal } = {}): AsyncGenerator<TurnEvent, void, undefined> {
+    const { keys, connection, unavailableAfterMs } = this.#deps;
+    const reader = createRedis(connection, { blocking: false, name: 'kosong-turn-reader' });
+    this.#readers.add(reader);
+    const stream = keys.events(this.turnId);
+    let lastId = '0-0';
+    let failingSince: number | undefined;
+    try {
+      for (;;) {
+        if (this.#detached || options.signal?.aborted) return;
+        let entries: [string, string[]][] | undefined;
+        try {
+          const read = (await reader.xread('COUNT', 200, 'BLOCK', 1_000, 'STREAMS', stream, lastId)) as [string, [string, string[]][]][] | null;
+          entries = read?.[0]?.[1];
+          failingSince = undefined;
+        } catch (error) {
+          if (this.#detached) return;
+          failingSince ??= Date.now();
+          if (Date.now() - failingSince > unavailableAfterMs) {
+            throw new RedisUnavailableError(`Turn ${this.turnId}: Redis has been unreachable for ${Math.round((Date.now() - failingSince) / 1000)} s (${(error as Error).message})`, { cause: error });
+          }
+          await new Promise((resolve) => setTimeout(resolve, 200));
+          continue;
+        }
+        if (!entries || entries.length === 0) {
+          const synthetic = await this.#checkAlive(reader);
+          if (synthetic) {
+            yield synthetic;
+            return;
+          }
+          continue;
+        }
+        for (const [id, fields] of entries) {
+          lastId = id;
+          const event = JSON.parse(fields[1]!) as TurnEvent;
+          yield event;
+          if (isTerminalTurnEvent(event)) return;
+        }
+      }
+    } finally {
+      this.#readers.delete(reader);
+      await closeRedis(reader);
+    }
+  }
+
+  /**
+   * When no event comes: is the turn still there? A turn whose job failed without a terminal event
+   * (its workers kept dying) gets a `turn_failed`; a turn Redis no longer knows is an error.
+   */
+  async #checkAlive(reader: Redis): Promise<TurnEvent | undefined> {
+    const { keys, queue } = this.#deps;
+    const state = await reader.hget(keys.turn(this.turnId), 'state').catch(() => null);
+    if (state !== null) {
+      if (state !== 'queued' && state !== 'running') return undefined; // finished: its terminal event is on the stream
+      const job = await Job.fromId(queue, this.turnId).catch(() => undefined);
+      if (job?.failedReason && job.finishedOn !== undefined) {
+        return { type: 'turn_failed', error: { name: 'TurnFailedError', message: `the turn's job failed: ${job.failedReason}` } };
+      }
+      return undefined;
+    }
+    const ping = await reader.ping().catch(() => undefined);
+    if (ping === undefined) return undefined; // unreachable: the read loop times out on its own
+    throw new RedisUnavailableError(`Turn ${this.turnId}: Redis no longer knows this turn (was it restarted without persistence?)`);
+  }
+
+  /**
+   * The turn's result.
+   * @throws {TurnFailedError}, {@link TurnCancelledError}, {@link RedisUnavailableError}.
+   */
+  result(): Promise<QueuedTurnResult> {
+    this.#result ??= (async () => {
+      for await (const event of this.events()) {
+        if (event.type === 'turn_end') return event.result;
+        if (event.type === 'turn_failed') throw new TurnFailedError(this.turnId, event.error.message, event.error.name);
+        if (event.type === 'turn_cancelled') throw new TurnCancelledError(this.turnId, event.reason);
+      }
+      throw new Error(`Turn ${this.turnId}: stopped following it before it ended (the TurnQueue was closed)`);
+    })();
+    return this.#result;
+  }
+
+  /**
+   * Cancels the turn: a turn still waiting is removed from the queue; a running one is aborted on its
+   * worker (its running tools included, wherever they run), and nothing of the unfinished step is
+   * kept. Resolves once the cancellation is sent; `result()` then rejects with {@link TurnCancelledError}.
+   */
+  async cancel(reason = 'cancelled by the submitter'): Promise<void> {
+    const { redis, queue, keys, globalKeys } = this.#deps;
+    const turnKey = keys.turn(this.turnId);
+    await redis.hset(turnKey, 'cancel', reason);
+    const state = await redis.hget(turnKey, 'state');
+    if (state !== 'queued' && state !== 'running') return; // finished already
+    if (state === 'queued' && (await queue.remove(this.turnId)) === 1) {
+      const event: TurnEvent = { type: 'turn_cancelled', reason };
+      await redis.xadd(keys.events(this.turnId), '*', 'e', JSON.stringify(event));
+      await redis.eval(FINISH_SCRIPT, 3, turnKey, keys.pending, keys.events(this.turnId), this.turnId, 'cancelled', JSON.stringify(event), TURN_TTL_SECONDS);
+      return;
+    }
+    await redis.publish(globalKeys.turnCancelChannel, JSON.stringify({ turnId: this.turnId, reason }));
+  }
+
+  /** @internal Ends the live reads (the queue is closing). */
+  async detach(): Promise<void> {
+    this.#detached = true;
+    await Promise.all([...this.#readers].map((r) => closeRedis(r)));
+  }
+}
+
+function toMessages(input: TurnSubmission['input']): readonly Message[] {
+  if (typeof input === 'string') {
+    if (input === '') throw new TypeError('input must not be empty');
+    return [{ role: 'user', content: [textPart(input)] }];
+  }
+  const list = Array.isArray(input) ? (input as readonly Message[]) : [input as Message];
+  if (list.length === 0) throw new TypeError('input must hold at least one message');
+  for (const message of list) {
+    if (typeof message !== 'object' || message === null || typeof message.role !== 'string') throw new TypeError('input must be a string or messages');
+  }
+  return list;
+}
