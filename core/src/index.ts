@@ -19,6 +19,7 @@ export * from './message/json.js';
 export * from './provider/chat-provider.js';
 export * from './provider/token-usage.js';
 export * from './provider/errors.js';
+export { IdleTimer } from './provider/idle-timer.js';
 export * from './provider/generation-options.js';
 export * from './provider/generation-option-errors.js';
 export { errorMarker, hasErrorMarker, markError } from './error-marker.js';

@@ -2,6 +2,7 @@ import {
   APIConnectionError,
   APITimeoutError,
   ChatProviderError,
+  IdleTimer,
   type FinishReason,
   type StreamedMessage,
   type StreamedMessagePart,
@@ -11,7 +12,6 @@ import { createParser, type EventSourceMessage, type ParseError } from 'eventsou
 
 import { convertError, streamErrorEvent } from './convert-error.js';
 import { EventConverter } from './event-converter.js';
-import { IdleTimer } from './idle-timer.js';
 import type { Secrets } from './secrets.js';
 
 /** Longest run of stream data without a line end that is buffered before giving up (characters). */

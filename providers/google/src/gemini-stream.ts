@@ -2,6 +2,7 @@ import {
   APIConnectionError,
   APITimeoutError,
   ChatProviderError,
+  IdleTimer,
   type FinishReason,
   type StreamedMessage,
   type StreamedMessagePart,
@@ -10,7 +11,6 @@ import {
 import { createParser, type EventSourceParser } from 'eventsource-parser';
 
 import { convertError } from './convert-error.js';
-import { IdleTimer } from './idle-timer.js';
 import { snippet, type ResponseConverter } from './response-converter.js';
 
 /** The longest one server-sent event may be, in characters (a guard against a stream without end). */

@@ -1,11 +1,24 @@
 /**
- * Fires once when a stream has waited longer than `timeoutMs` for its next chunk. Time the consumer
- * spends between chunks does not count: the clock runs only between {@link IdleTimer.waiting} and
- * {@link IdleTimer.idle}. One timer for the whole stream, re-armed with `refresh()` (no allocation
- * per chunk), unref'd so it never keeps the process alive.
+ * For providers that read a response body themselves: fires once when a stream has waited longer
+ * than `timeoutMs` for its next chunk. Time the consumer spends between chunks does not count: the
+ * clock runs only between {@link IdleTimer.waiting} and {@link IdleTimer.idle}. One timer for the
+ * whole stream, re-armed with `refresh()` (no allocation per chunk), unref'd so it never keeps the
+ * process alive.
+ *
+ * @example
+ * const timer = new IdleTimer(timeoutMs, () => request.abort(new APITimeoutError('stream idle')));
+ * try {
+ *   for (;;) {
+ *     timer.waiting();
+ *     const chunk = await reader.read().finally(() => timer.idle());
+ *     // …
+ *   }
+ * } finally {
+ *   timer.stop();
+ * }
  */
 export class IdleTimer {
-  readonly #timer: NodeJS.Timeout;
+  readonly #timer: ReturnType<typeof setTimeout>;
   #waiting = false;
   #fired = false;
 
@@ -20,6 +33,11 @@ export class IdleTimer {
   /** Whether it fired. */
   get fired(): boolean {
     return this.#fired;
+  }
+
+  /** The timeout, for messages. */
+  get ms(): number {
+    return this.timeoutMs;
   }
 
   /** The stream starts waiting for its next chunk: the clock starts from now. */
@@ -43,10 +61,5 @@ export class IdleTimer {
     if (!this.#waiting || this.#fired) return;
     this.#fired = true;
     this.onTimeout();
-  }
-
-  /** The timeout, for messages. */
-  get ms(): number {
-    return this.timeoutMs;
   }
 }
