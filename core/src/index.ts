@@ -20,6 +20,7 @@ export * from './provider/chat-provider.js';
 export * from './provider/token-usage.js';
 export * from './provider/errors.js';
 export { IdleTimer } from './provider/idle-timer.js';
+export { errorChainMessages, retryAfterSeconds, transportFailureKind } from './provider/transport-failures.js';
 export * from './provider/generation-options.js';
 export * from './provider/generation-option-errors.js';
 export { errorMarker, hasErrorMarker, markError } from './error-marker.js';

@@ -1,4 +1,4 @@
-import { APIConnectionError, APIStatusError, APITimeoutError, ChatProviderError } from '@kosong/core';
+import { APIConnectionError, APIStatusError, APITimeoutError, ChatProviderError, errorChainMessages, retryAfterSeconds, transportFailureKind } from '@kosong/core';
 
 import type { Secrets } from './secrets.js';
 
@@ -19,9 +19,6 @@ const STATUS_OF_ERROR_TYPE: Readonly<Record<string, number>> = {
   timeout_error: 504,
   overloaded_error: 529,
 };
-
-const TIMEOUT_CODES = new Set(['ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
-const CONNECTION_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'ECONNABORTED', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ENETDOWN']);
 
 /**
  * The error of an `error` event in the stream (`{type: 'error', error: {type, message}}`): an
@@ -83,11 +80,9 @@ export function convertError(error: unknown, secrets: Secrets): ChatProviderErro
   if (error instanceof SyntaxError) {
     return new ChatProviderError(`The server sent malformed stream data (an event that is not JSON): ${message}`, cause);
   }
-  const code = networkCode(error);
-  if (code !== undefined && TIMEOUT_CODES.has(code)) return new APITimeoutError(withCauses('The response timed out', error, secrets), cause);
-  if (code !== undefined || (error instanceof TypeError && /terminated|fetch failed|network|socket/i.test(message))) {
-    return new APIConnectionError(withCauses('The connection broke before the response was complete', error, secrets), cause);
-  }
+  const kind = transportFailureKind(error);
+  if (kind === 'timeout') return new APITimeoutError(withCauses('The response timed out', error, secrets), cause);
+  if (kind === 'connection') return new APIConnectionError(withCauses('The connection broke before the response was complete', error, secrets), cause);
   return new ChatProviderError(`Anthropic error: ${message}`, cause);
 }
 
@@ -103,17 +98,6 @@ function classNames(error: unknown): Set<string> {
     if (typeof name === 'string') names.add(name);
   }
   return names;
-}
-
-function retryAfterSeconds(headers: Headers | undefined): number | undefined {
-  const ms = Number(headers?.get('retry-after-ms') ?? Number.NaN);
-  if (Number.isFinite(ms) && ms >= 0) return ms / 1000;
-  const value = headers?.get('retry-after')?.trim();
-  if (!value) return undefined;
-  const seconds = Number(value);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds);
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, (date - Date.now()) / 1000);
 }
 
 /** All an inspector could print of an error: messages, bodies and headers down the cause chain. */
@@ -132,24 +116,8 @@ function describe(error: unknown): string {
 
 /** `message (detail: detail…)`: the messages of `error` and its causes that `message` lacks. */
 function withCauses(message: string, error: unknown, secrets: Secrets): string {
-  const details: string[] = [];
-  let current = error;
-  for (let depth = 0; depth < 3 && current !== undefined && current !== null; depth++) {
-    const text = messageOf(current);
-    if (text !== '' && !message.includes(text) && !details.includes(text)) details.push(text);
-    current = (current as { cause?: unknown }).cause;
-  }
+  const details = errorChainMessages(error, 3).filter((text) => !message.includes(text));
   return details.length === 0 ? message : `${message} (${secrets.redact(details.join(': '))})`;
-}
-
-function networkCode(error: unknown): string | undefined {
-  let current: unknown = error;
-  for (let depth = 0; depth < 4 && typeof current === 'object' && current !== null; depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string' && (TIMEOUT_CODES.has(code) || CONNECTION_CODES.has(code) || code.startsWith('UND_ERR_SOCKET'))) return code;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return undefined;
 }
 
 function messageOf(error: unknown): string {

@@ -1,4 +1,4 @@
-import { APIConnectionError, APIStatusError, APITimeoutError, ChatProviderError } from '@kosong/core';
+import { APIConnectionError, APIStatusError, APITimeoutError, ChatProviderError, errorChainMessages, retryAfterSeconds, transportFailureKind } from '@kosong/core';
 
 import { containsSecret, redact } from './redact.js';
 import { isObject } from './response-converter.js';
@@ -11,8 +11,6 @@ export interface FailedResponse {
   readonly body: string;
 }
 
-const TIMEOUT_CODES = new Set(['ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
-const NETWORK_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'ECONNABORTED', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ENETDOWN']);
 const STATUS_PREFIX: Readonly<Record<number, string>> = { 401: 'Authentication failed', 403: 'Permission denied', 429: 'Rate limit exceeded' };
 
 /**
@@ -55,11 +53,9 @@ export function convertError(error: unknown, secrets: readonly (string | undefin
   const message = redact(errorMessage(error), secrets);
   const status = (error as { status?: unknown } | null)?.status;
   if (error instanceof Error && error.name === 'ApiError' && typeof status === 'number') return new APIStatusError(status, message, cause);
-  const code = networkCode(error);
-  if (code !== undefined && TIMEOUT_CODES.has(code)) return new APITimeoutError(`The response timed out (${redact(describeChain(error), secrets)})`, cause);
-  if (code !== undefined || (error instanceof TypeError && /terminated|fetch failed|network|socket/i.test(message))) {
-    return new APIConnectionError(`The connection broke before the response was complete (${redact(describeChain(error), secrets)})`, cause);
-  }
+  const kind = transportFailureKind(error);
+  if (kind === 'timeout') return new APITimeoutError(`The response timed out (${redact(describeChain(error), secrets)})`, cause);
+  if (kind === 'connection') return new APIConnectionError(`The connection broke before the response was complete (${redact(describeChain(error), secrets)})`, cause);
   return new ChatProviderError(`Error: ${message}`, cause);
 }
 
@@ -72,15 +68,6 @@ function parseErrorBody(body: string): Record<string, unknown> | undefined {
   } catch {
     return undefined;
   }
-}
-
-function retryAfterSeconds(headers: Headers): number | undefined {
-  const value = headers.get('retry-after')?.trim();
-  if (!value) return undefined;
-  const seconds = Number(value);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds);
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, (date - Date.now()) / 1000);
 }
 
 /** The `retryDelay` (e.g. `"30s"`, `"1.5s"`) of a `google.rpc.RetryInfo` detail. */
@@ -101,26 +88,9 @@ function firstWords(body: string): string {
   return text.length > 200 ? `${text.slice(0, 200)}…` : text;
 }
 
-function networkCode(error: unknown): string | undefined {
-  let current: unknown = error;
-  for (let depth = 0; depth < 4 && typeof current === 'object' && current !== null; depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string' && (TIMEOUT_CODES.has(code) || NETWORK_CODES.has(code) || code.startsWith('UND_ERR_SOCKET'))) return code;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return undefined;
-}
-
 /** The messages of an error and its causes, joined. */
 function describeChain(error: unknown): string {
-  const messages: string[] = [];
-  let current: unknown = error;
-  for (let depth = 0; depth < 4 && current !== undefined && current !== null; depth++) {
-    const text = errorMessage(current);
-    if (text !== '' && !messages.includes(text)) messages.push(text);
-    current = (current as { cause?: unknown }).cause;
-  }
-  return messages.join(': ');
+  return errorChainMessages(error).join(': ');
 }
 
 function errorMessage(error: unknown): string {
