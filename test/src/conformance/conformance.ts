@@ -11,10 +11,14 @@ import {
   APITimeoutError,
   ChatProviderError,
   generate,
+  InvalidGenerationOptionError,
+  UnsupportedGenerationOptionError,
   step,
   textPart,
   toolOk,
   type ChatProvider,
+  type GenerationOptionName,
+  type GenerationOptions,
   type Message,
   type StreamedMessagePart,
   type TokenUsage,
@@ -49,7 +53,24 @@ export interface ConformanceAdapter {
   prime(scenario: Scenario): Primed | Promise<Primed>;
   /** For the abort test: resolves once the provider's transport saw the request cancelled (optional). */
   cancelled?(): Promise<boolean>;
+  /**
+   * For the generation-options tests (every provider must answer): the generation options the last
+   * request of `provider` carried, read back in neutral terms from the wire body (or, for an offline
+   * provider, from its recording). An option the request did not carry is left out.
+   */
+  sentGeneration?(provider: ChatProvider): GenerationOptions | Promise<GenerationOptions>;
 }
+
+/** Two values of each generation option: `asked` per call, `configured` on the provider with `withGeneration`. */
+const GENERATION_SAMPLES: { readonly [K in GenerationOptionName]-?: { readonly asked: GenerationOptions[K]; readonly configured: GenerationOptions[K] } } = {
+  maxOutputTokens: { asked: 77, configured: 33 },
+  temperature: { asked: 0.5, configured: 0.25 },
+  topP: { asked: 0.9, configured: 0.5 },
+  stopSequences: { asked: ['STOP'], configured: ['HALT', 'END'] },
+  seed: { asked: 5, configured: 6 },
+  toolChoice: { asked: { type: 'tool', name: 'lookup' }, configured: 'none' },
+  parallelToolCalls: { asked: false, configured: true },
+};
 
 const echoTool: Toolset = {
   tools: [{ name: 'lookup', description: 'Looks something up.', parameters: { type: 'object', properties: { q: { type: 'string' } } } }],
@@ -72,6 +93,15 @@ export function conformanceSuite(adapter: ConformanceAdapter): void {
       const thinking = provider.withThinking('high');
       expect(thinking).to.not.equal(undefined);
       expect(thinking.generate).to.be.a('function');
+    });
+
+    it('withGeneration returns a configured copy; withThinking keeps the options', async () => {
+      const { provider } = await adapter.prime({ kind: 'text', chunks: ['x'] });
+      expect(provider.generation).to.deep.equal({});
+      const configured = provider.withGeneration({ maxOutputTokens: 64 }).withGeneration({ temperature: 0.5 });
+      expect(configured.generation).to.deep.equal({ maxOutputTokens: 64, temperature: 0.5 });
+      expect(configured.withThinking('low').generation).to.deep.equal({ maxOutputTokens: 64, temperature: 0.5 });
+      expect(provider.generation).to.deep.equal({});
     });
 
     it('streams text deltas in order and merges them into one text part', async () => {
@@ -169,6 +199,55 @@ export function conformanceSuite(adapter: ConformanceAdapter): void {
         })
         .catch((e: unknown) => e);
       expect(caught).to.equal(reason);
+    });
+
+    describe('generation options: each is sent as asked, or refused with an UnsupportedGenerationOptionError naming it', () => {
+      /** Generates once; what was sent of `option`, or the typed refusal. */
+      async function attempt(
+        option: GenerationOptionName,
+        configure: (provider: ChatProvider) => ChatProvider,
+        generation: GenerationOptions | undefined,
+      ): Promise<{ readonly sent: unknown } | { readonly refused: UnsupportedGenerationOptionError }> {
+        if (!adapter.sentGeneration) expect.fail(`the ${adapter.name} adapter must implement sentGeneration() to show what the provider sent`);
+        const primed = await adapter.prime({ kind: 'text', chunks: ['ok'] });
+        const provider = configure(primed.provider);
+        const caught = await provider
+          .generate('', echoTool.tools, [...primed.history], generation ? { generation } : {})
+          .then(async (stream) => {
+            for await (const part of stream) void part;
+          })
+          .catch((e: unknown) => e);
+        if (caught !== undefined) {
+          expect(UnsupportedGenerationOptionError.isInstance(caught), `refused with ${String(caught)}`).to.equal(true);
+          expect(caught).to.include({ option, provider: provider.name });
+          return { refused: caught as UnsupportedGenerationOptionError };
+        }
+        return { sent: (await adapter.sentGeneration(provider))[option] };
+      }
+
+      for (const [name, { asked, configured }] of Object.entries(GENERATION_SAMPLES)) {
+        const option = name as GenerationOptionName;
+        it(`${option}: per call, on the provider, and per call over the provider's`, async () => {
+          const perCall = await attempt(option, (p) => p, { [option]: asked });
+          if ('sent' in perCall) expect(perCall.sent, 'per call').to.deep.equal(asked);
+          const onProvider = await attempt(option, (p) => p.withGeneration({ [option]: configured }), undefined);
+          if ('sent' in onProvider) expect(onProvider.sent, 'set with withGeneration').to.deep.equal(configured);
+          const both = await attempt(option, (p) => p.withGeneration({ [option]: configured }), { [option]: asked });
+          expect('sent' in both, 'refused per call, but not over the provider value (or the other way)').to.equal('sent' in perCall);
+          if ('sent' in both) expect(both.sent, 'the per-call value wins').to.deep.equal(asked);
+        });
+      }
+
+      it('refuses bad values, and a tool choice naming no offered tool, with an InvalidGenerationOptionError', async () => {
+        const { provider, history } = await adapter.prime({ kind: 'text', chunks: ['ok'] });
+        for (const generation of [{ temperature: Number.NaN }, { maxOutputTokens: 0 }, { toolChoice: { type: 'tool', name: 'nope' } }] as const) {
+          const caught = await provider.generate('', echoTool.tools, [...history], { generation }).catch((e: unknown) => e);
+          expect(InvalidGenerationOptionError.isInstance(caught), String(caught)).to.equal(true);
+          expect(caught).to.include({ provider: provider.name });
+        }
+        expect(() => provider.withGeneration({ topP: 2 })).to.throw(InvalidGenerationOptionError);
+        expect(provider.generation).to.deep.equal({}, 'withGeneration left the provider as it was');
+      });
     });
 
     it('passes the history it is given without changing it', async () => {

@@ -28,4 +28,10 @@ function prime(scenario: Scenario): Primed {
   return { provider, history: [{ role: 'user', content: [textPart(script(scenario))] }] };
 }
 
-conformanceSuite({ name: 'EchoChatProvider', streamsThinking: true, reportsRetryAfter: false, prime });
+conformanceSuite({
+  name: 'EchoChatProvider',
+  streamsThinking: true,
+  reportsRetryAfter: false,
+  prime,
+  sentGeneration: (provider) => (provider as EchoChatProvider).requests.at(-1)?.generation ?? {},
+});

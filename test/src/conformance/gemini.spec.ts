@@ -3,6 +3,7 @@
  * Gemini REST streaming server on 127.0.0.1 (a fresh server per scenario), and the provider talks to
  * it over real HTTP through the official `@google/genai` SDK.
  */
+import type { GenerationOptions } from '@kosong/core';
 import { GeminiChatProvider } from '@kosong/provider-google';
 import { errorBody, GeminiServer, wireChunk, wireFunctionCall, wireText, wireThought, type ServerReply } from '@kosong/provider-google/testing';
 import { conformanceSuite, type Primed, type Scenario } from './conformance.js';
@@ -55,6 +56,21 @@ function reply(scenario: Scenario): ServerReply {
 
 const servers: GeminiServer[] = [];
 
+/** The generation options of a Gemini request body (`generationConfig`, `toolConfig`), in neutral terms. */
+function geminiGeneration(body: Record<string, unknown>): GenerationOptions {
+  const config = (body['generationConfig'] ?? {}) as Record<string, unknown>;
+  const sent: Record<string, unknown> = {};
+  for (const name of ['maxOutputTokens', 'temperature', 'topP', 'stopSequences', 'seed']) if (config[name] !== undefined) sent[name] = config[name];
+  const calling = (body['toolConfig'] as { functionCallingConfig?: { mode?: string; allowedFunctionNames?: string[] } } | undefined)?.functionCallingConfig;
+  if (calling?.mode !== undefined) {
+    const named = calling.allowedFunctionNames;
+    sent['toolChoice'] = named?.length === 1 ? { type: 'tool', name: named[0] } : ({ AUTO: 'auto', NONE: 'none', ANY: 'required' } as Record<string, string>)[calling.mode];
+  }
+  // Gemini has no switch: a request with tools always lets the model call several at once.
+  if (Array.isArray(body['tools']) && body['tools'].length > 0) sent['parallelToolCalls'] = true;
+  return sent as GenerationOptions;
+}
+
 conformanceSuite({
   name: 'GeminiChatProvider',
   streamsThinking: true,
@@ -70,6 +86,7 @@ conformanceSuite({
   async cancelled(): Promise<boolean> {
     return (await servers.at(-1)!.lastRequest.closed) === 'aborted';
   },
+  sentGeneration: () => geminiGeneration(servers.at(-1)!.lastRequest.body as Record<string, unknown>),
   async after(): Promise<void> {
     await Promise.all(servers.map((server) => server.close()));
   },

@@ -28,4 +28,10 @@ function prime(scenario: Scenario): Primed {
   }
 }
 
-conformanceSuite({ name: 'MockChatProvider', streamsThinking: true, reportsRetryAfter: true, prime });
+conformanceSuite({
+  name: 'MockChatProvider',
+  streamsThinking: true,
+  reportsRetryAfter: true,
+  prime,
+  sentGeneration: (provider) => (provider as MockChatProvider).requests.at(-1)?.generation ?? {},
+});

@@ -3,7 +3,7 @@
  * Chat Completions SSE server on 127.0.0.1 (a fresh server per scenario), and the provider talks to
  * it over real HTTP with the official SDK.
  */
-import type { ChatProvider } from '@kosong/core';
+import type { ChatProvider, GenerationOptions, ToolChoice } from '@kosong/core';
 import { completionChunk, toolCallChunk, usageChunk, ChatCompletionsServer, type ChunkDelta, type ServerReply } from '@kosong/provider-openai/testing';
 import type { ConformanceAdapter, Primed, Scenario } from './conformance.js';
 
@@ -67,6 +67,22 @@ function reply(scenario: Scenario): ServerReply {
   }
 }
 
+/** The generation options of a Chat Completions request body, in neutral terms. */
+export function chatCompletionsGeneration(body: Record<string, unknown>): GenerationOptions {
+  const sent: Record<string, unknown> = {};
+  const cap = body['max_completion_tokens'] ?? body['max_tokens'];
+  if (cap !== undefined) sent['maxOutputTokens'] = cap;
+  if (body['temperature'] !== undefined) sent['temperature'] = body['temperature'];
+  if (body['top_p'] !== undefined) sent['topP'] = body['top_p'];
+  const stop = body['stop'];
+  if (stop !== undefined) sent['stopSequences'] = typeof stop === 'string' ? [stop] : stop;
+  if (body['seed'] !== undefined) sent['seed'] = body['seed'];
+  const choice = body['tool_choice'] as string | { readonly function: { readonly name: string } } | undefined;
+  if (choice !== undefined) sent['toolChoice'] = typeof choice === 'string' ? choice : ({ type: 'tool', name: choice.function.name } satisfies ToolChoice);
+  if (body['parallel_tool_calls'] !== undefined) sent['parallelToolCalls'] = body['parallel_tool_calls'];
+  return sent as GenerationOptions;
+}
+
 /** An adapter for a provider of the OpenAI family. */
 export function openAIFamilyAdapter(name: string, streamsThinking: boolean, create: ProviderFactory): ConformanceAdapter {
   const servers: ChatCompletionsServer[] = [];
@@ -84,6 +100,9 @@ export function openAIFamilyAdapter(name: string, streamsThinking: boolean, crea
     },
     async cancelled(): Promise<boolean> {
       return (await servers.at(-1)!.lastRequest.closed) === 'aborted';
+    },
+    sentGeneration(): GenerationOptions {
+      return chatCompletionsGeneration(servers.at(-1)!.lastRequest.body as Record<string, unknown>);
     },
     async after(): Promise<void> {
       await Promise.all(servers.map((server) => server.close()));
