@@ -3,6 +3,7 @@
  * Messages API SSE server on 127.0.0.1 (a fresh server per scenario), and the provider talks to it
  * over real HTTP through the official SDK.
  */
+import type { GenerationOptions } from '@kosong/core';
 import { AnthropicChatProvider } from '@kosong/provider-anthropic';
 import { apiError, messageReply, MessagesServer, textReply, type ServerReply } from '@kosong/provider-anthropic/testing';
 import { conformanceSuite, type ConformanceAdapter, type Primed, type Scenario } from './conformance.js';
@@ -47,6 +48,20 @@ function reply(scenario: Scenario): ServerReply {
 
 const servers: MessagesServer[] = [];
 
+/** The generation options of a Messages API request body, in neutral terms. */
+function messagesGeneration(body: Record<string, unknown>): GenerationOptions {
+  const sent: Record<string, unknown> = {};
+  if (body['max_tokens'] !== undefined) sent['maxOutputTokens'] = body['max_tokens'];
+  if (body['temperature'] !== undefined) sent['temperature'] = body['temperature'];
+  if (body['top_p'] !== undefined) sent['topP'] = body['top_p'];
+  if (body['stop_sequences'] !== undefined) sent['stopSequences'] = body['stop_sequences'];
+  const choice = body['tool_choice'] as { type: string; name?: string; disable_parallel_tool_use?: boolean } | undefined;
+  if (choice !== undefined) sent['toolChoice'] = choice.type === 'tool' ? { type: 'tool', name: choice.name } : choice.type === 'any' ? 'required' : choice.type;
+  // Parallel tool use is the API's default when tools are offered; only `disable_parallel_tool_use` turns it off.
+  if (Array.isArray(body['tools']) && body['tools'].length > 0) sent['parallelToolCalls'] = choice?.disable_parallel_tool_use !== true;
+  return sent as GenerationOptions;
+}
+
 const adapter: ConformanceAdapter = {
   name: 'AnthropicChatProvider',
   streamsThinking: true,
@@ -62,6 +77,7 @@ const adapter: ConformanceAdapter = {
   async cancelled(): Promise<boolean> {
     return (await servers.at(-1)!.lastRequest.closed) === 'aborted';
   },
+  sentGeneration: () => messagesGeneration(servers.at(-1)!.lastRequest.body as Record<string, unknown>),
   async after(): Promise<void> {
     await Promise.all(servers.splice(0).map((server) => server.close()));
   },
