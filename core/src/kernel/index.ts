@@ -7,6 +7,12 @@
  */
 import 'reflect-metadata';
 
+/**
+ * Inversify's decorators, re-exported so that a plugin package can depend on `@kosong/core` alone and
+ * always decorates with the same inversify the kernel resolves with.
+ */
+export { inject, injectable, injectFromBase, multiInject, named, optional, postConstruct, preDestroy, tagged, unmanaged } from 'inversify';
+
 export { Kernel, type KernelAgentOptions, type RunnerOptions } from './kernel.js';
 export { KernelOptions } from './kernel-options.js';
 export { definePlugin, type Plugin, type PluginContext, type ProviderBindingOptions } from './plugin.js';

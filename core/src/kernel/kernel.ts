@@ -11,7 +11,7 @@ import type { Plugin } from './plugin.js';
 import { createPluginContext, type PluginHost } from './plugin-context.js';
 import { PluginRecord } from './plugin-record.js';
 import { ABSENT_IN_KERNEL_SCOPE, ScopedServices } from './scoped-services.js';
-import { KernelScope, ScopeToken, type ServiceScope } from './service-scope.js';
+import { KernelScope, ScopeToken, type ScopeServices, type ServiceScope } from './service-scope.js';
 import { StepRunner, type ResolvedStep } from './step-runner.js';
 import { TenantId } from './tenant-id.js';
 import { Tenants, TenantScope } from './tenants.js';
@@ -188,9 +188,10 @@ export class Kernel {
       }
     } catch (error) {
       const ignored: unknown[] = [];
-      const scopes = [...this.tenants.scopesWithContainers(), this.#scope];
+      const scopes = [...this.tenants.allScopes(), this.#scope];
       for (const record of records.reverse()) {
         await record.teardown(this.container, scopes, ignored, false);
+        this.tenants.releaseGuestBindings(record.contributions.map((c) => c.token));
         this.#records.delete(record.name);
       }
       throw error;
@@ -264,11 +265,7 @@ export class Kernel {
 
   #resolve(tenant: string | undefined, providerName: string | undefined): ResolvedStep {
     this.#checkOpen();
-    const scope = tenant === undefined ? this.#scope : this.tenants.scope(tenant);
-    if (scope.revision !== this.#revision) {
-      scope.invalidate();
-      scope.revision = this.#revision;
-    }
+    const scope = this.#fresh(tenant === undefined ? this.#scope : this.tenants.scope(tenant));
     const key = providerName ?? '';
     let resolved = scope.steps.get(key);
     if (resolved === undefined) {
@@ -278,24 +275,44 @@ export class Kernel {
     return resolved;
   }
 
+  /** The scope, with what it resolved forgotten if the plugins changed since. */
+  #fresh<S extends ServiceScope>(scope: S): S {
+    if (scope.revision !== this.#revision) {
+      scope.invalidate();
+      scope.revision = this.#revision;
+    }
+    return scope;
+  }
+
   #resolveStep(scope: ServiceScope, providerName: string | undefined): ResolvedStep {
-    const provider = this.#providerFor(scope, providerName);
-    const toolset = this.#toolsetFor(scope);
-    // A tenant without a container of its own sees exactly the kernel's plugins.
-    const container = scope instanceof TenantScope && (scope.ownBindings || this.#anyScopeDependent()) ? scope.ensureContainer() : this.container;
-    const hooks: NamedStepHooks[] = container
-      .getAll<StepHooks>(StepHooks)
-      .flatMap((h, i) => (h === ABSENT_IN_KERNEL_SCOPE ? [] : [{ name: this.#hookOwners.get(h) ?? `hooks #${i + 1}`, hooks: h }]));
-    if (scope instanceof TenantScope) hooks.push(...scope.hooks);
-    const sink = container.getAll<HookErrorSink>(HookErrorSink).findLast((s) => s !== ABSENT_IN_KERNEL_SCOPE) ?? stderrHookErrorSink;
+    const services = this.#servicesOf(scope);
+    const own = scope instanceof TenantScope ? scope.hooks : [];
     return {
-      provider,
-      toolset,
-      hooks,
-      onHookError: (report) => sink.report(report),
+      provider: this.#providerFor(scope, providerName),
+      toolset: this.#toolsetFor(scope),
+      hooks: own.length === 0 ? services.hooks : [...services.hooks, ...own],
+      onHookError: services.onHookError,
       defaults: this.#options,
       lease: () => scope.leases.lease(),
     };
+  }
+
+  /**
+   * The plugins' hooks and hook-error sink for a scope's steps. A tenant without bindings of its own
+   * shares the kernel scope's, unless some service differs per tenant.
+   */
+  #servicesOf(scope: ServiceScope): ScopeServices {
+    const home = scope instanceof TenantScope && !scope.ownBindings && !this.#anyScopeDependent() ? this.#fresh(this.#scope) : scope;
+    if (home.services) return home.services;
+    const [allHooks, sinks] = home.resolveIn((container): [StepHooks[], HookErrorSink[]] => [
+      container.getAll<StepHooks>(StepHooks),
+      container.getAll<HookErrorSink>(HookErrorSink),
+    ]);
+    const hooks: NamedStepHooks[] = allHooks.flatMap((h, i) =>
+      h === ABSENT_IN_KERNEL_SCOPE ? [] : [{ name: this.#hookOwners.get(h) ?? `hooks #${i + 1}`, hooks: h }],
+    );
+    const sink = sinks.findLast((s) => s !== ABSENT_IN_KERNEL_SCOPE) ?? stderrHookErrorSink;
+    return (home.services = { hooks, onHookError: (report) => sink.report(report) });
   }
 
   /** The provider a step of `scope` uses: the one named, else the tenant's own, else the default. */

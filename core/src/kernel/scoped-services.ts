@@ -1,4 +1,4 @@
-import type { ResolutionContext } from 'inversify';
+import type { BindingIdentifier, Container, ResolutionContext } from 'inversify';
 import type { Contribution } from './contribution.js';
 import { errorMessage, PluginError } from './errors.js';
 import { circularContributionError, resolutionError } from './resolution-error.js';
@@ -20,9 +20,11 @@ export const ABSENT_IN_KERNEL_SCOPE: object = Object.freeze({});
  *   scope's toolset, step runner or default provider. Otherwise tenants share the kernel's instance.
  * - a tenant-only class is created in every tenant, never in the kernel's scope.
  *
- * An instance is created by its scope's container (a transient binding under the contribution's
- * private token, so its dependencies come from that scope) and kept by the scope: `@postConstruct`
- * runs once per scope, and the scope calls `@preDestroy` when it deactivates it. @internal
+ * An instance is created by a container that resolves as its scope (a transient binding under the
+ * contribution's private token, so its dependencies come from that scope) and kept by the scope:
+ * `@postConstruct` runs once per scope, and the scope calls `@preDestroy` when it deactivates it. A
+ * tenant without bindings of its own has no container: a shared guest container resolves as it
+ * for the moment of the resolution. @internal
  */
 export class ScopedServices {
   /** Whether something scope-dependent was resolved since the last reset (see {@link touch}). */
@@ -54,7 +56,7 @@ export class ScopedServices {
   valueIn<T extends object>(contribution: Contribution<T>, scope: ServiceScope): T {
     const source = contribution.source;
     if (source.type === 'object') return source.value;
-    if (source.type === 'factory') return (contribution.created ??= this.#create(contribution, source.create));
+    if (source.type === 'factory') return (contribution.created ??= this.#callFactory(contribution, source.create));
     if (contribution.tenantOnly && scope.tenant === undefined) {
       throw new PluginError(contribution.plugin, 'resolution-failed', `${contribution.describe()} is bound for tenants only: a step without a tenant cannot use it`);
     }
@@ -66,7 +68,7 @@ export class ScopedServices {
     return contribution.tenantOnly && scope.tenant === undefined ? (ABSENT_IN_KERNEL_SCOPE as T) : this.valueIn(contribution, scope);
   }
 
-  #create<T extends object>(contribution: Contribution<T>, create: () => T): T {
+  #callFactory<T extends object>(contribution: Contribution<T>, create: () => T): T {
     try {
       return create();
     } catch (error) {
@@ -85,26 +87,39 @@ export class ScopedServices {
     if (cycleStart >= 0) {
       throw circularContributionError(this.#creating.slice(cycleStart).map((c) => c.contribution), home.tenant);
     }
-    const container = home.ensureContainer();
-    const binding =
-      home === this.kernelScope ? contribution.rootBinding! : container.bind(contribution.token).to(contribution.class!).getIdentifier();
     const outer = this.#touched;
     this.#touched = false;
     this.#creating.push({ contribution, scope: home });
-    let value: T;
+    let created: { value: T; binding: BindingIdentifier | undefined };
     try {
-      value = container.get<T>(contribution.token);
+      created = home.resolveIn((container) => this.#create(contribution, container, home));
     } catch (error) {
-      if (home !== this.kernelScope) container.unbind(binding); // transient: nothing to deactivate
       throw resolutionError(contribution, home.tenant, error);
     } finally {
       this.#creating.pop();
       if (home === this.kernelScope && this.#touched) contribution.scopeDependent = true;
       this.#touched ||= outer;
     }
+    const { value, binding } = created;
     home.instances.set(contribution, { value, binding });
     this.onCreated(contribution, value);
     return value;
+  }
+
+  /**
+   * Creates a class-bound contribution with `container`, binding its class under its token there
+   * first (transient: the scope keeps the instance) unless the container already has it — the
+   * kernel's from the plugin's module, the shared guest container of tenants from an earlier tenant.
+   * Returns the binding made in the scope's own container, to remove with the instance.
+   */
+  #create<T extends object>(contribution: Contribution<T>, container: Container, home: ServiceScope): { value: T; binding: BindingIdentifier | undefined } {
+    const added = container.isCurrentBound(contribution.token) ? undefined : container.bind(contribution.token).to(contribution.class!).getIdentifier();
+    try {
+      return { value: container.get<T>(contribution.token), binding: container === home.container ? added : undefined };
+    } catch (error) {
+      if (added) container.unbind(added); // transient: nothing to deactivate
+      throw error;
+    }
   }
 
   /** Where a class-bound contribution asked for in `scope` is created (see the class comment). */

@@ -1,4 +1,6 @@
 import type { BindingIdentifier, Container } from 'inversify';
+import type { HookErrorHandler } from '../runtime/hook-guard.js';
+import type { NamedStepHooks } from '../runtime/step-hooks.js';
 import { preDestroyMethods } from './class-metadata.js';
 import type { Contribution } from './contribution.js';
 import { errorMessage, PluginError } from './errors.js';
@@ -12,11 +14,17 @@ import type { ResolvedStep } from './step-runner.js';
  */
 export const ScopeToken: unique symbol = Symbol('kosong.ServiceScope');
 
+/** The plugins' hooks and hook-error sink, as a scope's steps get them. */
+export interface ScopeServices {
+  readonly hooks: readonly NamedStepHooks[];
+  readonly onHookError: HookErrorHandler;
+}
+
 /** A class-bound contribution created in a scope. */
 interface ScopeInstance {
   readonly value: object;
-  /** Its (transient) binding in the scope's container; the scope keeps the one instance. */
-  readonly binding: BindingIdentifier;
+  /** The (transient) binding the kernel made for it in the scope's own container, if it made one. */
+  readonly binding: BindingIdentifier | undefined;
 }
 
 /**
@@ -29,6 +37,8 @@ export abstract class ServiceScope {
   readonly instances = new Map<Contribution, ScopeInstance>();
   /** What a step of this scope resolves, by provider name (`''` for none): valid for {@link revision}. */
   readonly steps = new Map<string, ResolvedStep>();
+  /** The plugins' hooks and sink for this scope (when it does not share the kernel scope's): valid for {@link revision}. */
+  services: ScopeServices | undefined;
   /** The kernel revision {@link steps} was resolved in. */
   revision = -1;
   /** Steps running in this scope (removal and disposal wait for them). */
@@ -41,14 +51,18 @@ export abstract class ServiceScope {
    * every class-bound service resolved for it is created in it.
    */
   abstract readonly ownBindings: boolean;
-  /** The scope's container, if it has one yet. */
+  /** The scope's own container, if it has one (the kernel's; a tenant's with bindings of its own). */
   abstract readonly container: Container | undefined;
-  /** The scope's container, created if it has none yet. */
-  abstract ensureContainer(): Container;
+  /**
+   * Runs `resolve` with a container that resolves as this scope: what it injects is this scope's
+   * (tenant id, toolset, runner, its bindings). Synchronous, like every resolution of the kernel.
+   */
+  abstract resolveIn<T>(resolve: (container: Container) => T): T;
 
   /** Forgets what steps resolved (the next step resolves anew). */
   invalidate(): void {
     this.steps.clear();
+    this.services = undefined;
   }
 
   /**
@@ -57,8 +71,6 @@ export abstract class ServiceScope {
    * `errors` as a {@link PluginError} naming the plugin; the others still run.
    */
   async deactivate(errors: unknown[], which: (contribution: Contribution) => boolean = () => true): Promise<void> {
-    const container = this.container;
-    if (!container) return;
     for (const [contribution, instance] of [...this.instances].reverse()) {
       if (!which(contribution)) continue;
       this.instances.delete(contribution);
@@ -72,7 +84,7 @@ export abstract class ServiceScope {
           );
         }
       }
-      container.unbind(instance.binding); // transient: nothing more to deactivate
+      if (instance.binding) this.container?.unbind(instance.binding); // transient: nothing more to deactivate
     }
     this.invalidate();
   }
@@ -87,7 +99,7 @@ export class KernelScope extends ServiceScope {
     super();
   }
 
-  ensureContainer(): Container {
-    return this.container;
+  resolveIn<T>(resolve: (container: Container) => T): T {
+    return resolve(this.container);
   }
 }

@@ -46,9 +46,10 @@ export interface TenantHost {
 }
 
 /**
- * One tenant: its hooks, toolset and provider choice, the steps running for it, and — only once it
- * needs one — a child container of the kernel's, holding its own bindings and the services created
- * for it. Most tenants never need one. @internal
+ * One tenant: its hooks, toolset and provider choice, the steps running for it, the services
+ * created for it, and — if it has bindings of its own — a child container of the kernel's holding
+ * them. A tenant without bindings has no container: a shared guest container resolves as it, for the
+ * moment of a resolution. @internal
  */
 export class TenantScope extends ServiceScope {
   readonly hooks: readonly NamedStepHooks[];
@@ -71,6 +72,8 @@ export class TenantScope extends ServiceScope {
     readonly tenant: string,
     private readonly definition: TenantDefinition,
     private readonly host: TenantHost,
+    /** Runs a resolution in the shared guest container, set to resolve as `scope`. */
+    private readonly asGuest: <T>(scope: TenantScope, resolve: (container: Container) => T) => T,
   ) {
     super();
     this.hooks = (definition.hooks ?? []).map((hooks, i) => asNamedHooks(hooks, `tenant ${tenant} hooks #${i + 1}`));
@@ -84,11 +87,16 @@ export class TenantScope extends ServiceScope {
     return this.#container;
   }
 
-  ensureContainer(): Container {
-    return (this.#container ??= this.#createContainer());
+  resolveIn<T>(resolve: (container: Container) => T): T {
+    return this.#container ? resolve(this.#container) : this.asGuest(this, resolve);
   }
 
-  #createContainer(): Container {
+  /** Creates the tenant's own container with its bindings (for a tenant that has some). */
+  createContainer(): void {
+    this.#container ??= this.#newContainer();
+  }
+
+  #newContainer(): Container {
     const container = new Container({ parent: this.host.container });
     container.bind(ScopeToken).toConstantValue(this);
     container.bind(TenantId).toConstantValue(this.tenant);
@@ -114,9 +122,9 @@ export class TenantScope extends ServiceScope {
    * `errors`.
    */
   async dispose(errors: unknown[]): Promise<void> {
+    await this.deactivate(errors);
     const container = this.#container;
     if (!container) return;
-    await this.deactivate(errors);
     const attempt = async (what: string, run: () => Promise<void>): Promise<void> => {
       try {
         await run();
@@ -140,9 +148,45 @@ export class Tenants {
   private readonly scopes = new Map<string, TenantScope>();
   /** Removals waiting for running steps, by tenant id (a tenant may be defined again meanwhile). */
   private readonly removals = new Map<string, { readonly scope: TenantScope; readonly done: Promise<void> }>();
+  /** The container that resolves as any tenant without bindings of its own (see {@link asGuest}). */
+  #guest: Container | undefined;
+  /** The tenant the guest container resolves as, during a resolution. */
+  #guestScope: TenantScope | undefined;
 
   /** @internal Created by the kernel. */
   constructor(private readonly host: TenantHost) {}
+
+  /**
+   * Runs a resolution as `scope` in the guest container: a child of the kernel's whose scope, tenant
+   * id and toolset are whichever tenant it currently resolves as. Resolutions are synchronous, and a
+   * nested one (for another tenant) restores the outer tenant when it returns.
+   */
+  #asGuest<T>(scope: TenantScope, resolve: (container: Container) => T): T {
+    const guest = (this.#guest ??= this.#newGuest());
+    const outer = this.#guestScope;
+    this.#guestScope = scope;
+    try {
+      return resolve(guest);
+    } finally {
+      this.#guestScope = outer;
+    }
+  }
+
+  #newGuest(): Container {
+    const guest = new Container({ parent: this.host.container });
+    const current = (): TenantScope => this.#guestScope!;
+    guest.bind(ScopeToken).toDynamicValue(current);
+    guest.bind(TenantId).toDynamicValue(() => current().tenant);
+    guest.bind(Toolset).toDynamicValue(() => this.host.toolsetFor(current()));
+    return guest;
+  }
+
+  /** @internal Forgets what the guest container bound for services that are gone (a plugin torn down). */
+  releaseGuestBindings(tokens: Iterable<symbol>): void {
+    const guest = this.#guest;
+    if (!guest) return;
+    for (const token of tokens) if (guest.isCurrentBound(token)) guest.unbind(token);
+  }
 
   /**
    * Defines a tenant. An id whose removal is still pending may be defined again: the new tenant is
@@ -159,9 +203,9 @@ export class Tenants {
     if (typeof id !== 'string' || id === '') throw new KernelError('A tenant id must be a non-empty string');
     if (this.scopes.has(id)) throw new KernelError(`Tenant "${id}" is already defined; remove it first, or use setToolset`);
     if (typeof definition.provider === 'string') this.host.checkProvider(definition.provider);
-    const scope = new TenantScope(id, definition, this.host);
+    const scope = new TenantScope(id, definition, this.host, (guestOf, resolve) => this.#asGuest(guestOf, resolve));
     try {
-      if (scope.ownBindings) scope.ensureContainer();
+      if (scope.ownBindings) scope.createContainer();
       this.host.checkScope(scope);
     } catch (error) {
       void scope.dispose([]); // what was created before the failure; a failure to deactivate it is moot
@@ -225,10 +269,10 @@ export class Tenants {
     return scope;
   }
 
-  /** @internal Every scope with a container: defined tenants, and those being removed. */
-  *scopesWithContainers(): Iterable<TenantScope> {
-    for (const scope of this.scopes.values()) if (scope.container) yield scope;
-    for (const { scope } of this.removals.values()) if (scope.container) yield scope;
+  /** @internal Every scope: defined tenants, and those being removed. */
+  *allScopes(): Iterable<TenantScope> {
+    yield* this.scopes.values();
+    for (const { scope } of this.removals.values()) yield scope;
   }
 
   /** @internal The defined tenants. */

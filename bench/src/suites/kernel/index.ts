@@ -1,6 +1,8 @@
 /**
  * The `kernel` suite: what the kernel adds to a step — resolving provider, toolset and hooks from the
- * container, and delivering every event to ten hook plugins — on the `step` suite's workload.
+ * container, and delivering every event to ten hook plugins — on the `step` suite's workload; whether
+ * class-bound hooks cost more than hook objects (they should not: each scope resolves them once);
+ * and whether a step costs more among 10,000 tenants than among 10.
  *
  * @module
  */
@@ -24,9 +26,30 @@ export const kernelSuite: Suite = {
       description: 'the same with 10 hook plugins, each with all six hooks as no-ops',
       load: async () => ({ prepare: (await import('./variants.js')).prepareRunnerWithHooks }),
     },
+    {
+      name: 'runner+10classhooks',
+      description: 'the same hooks as `@injectable` classes, bound with `ctx.bindHooks(NoOpHooks)` and created by the container',
+      load: async () => ({ prepare: (await import('./variants.js')).prepareRunnerWithClassHooks }),
+    },
+    {
+      name: 'runner@10tenants',
+      description: '`kernel.runner({ tenant }).step()` for one of 10 tenants, each with its own toolset and hooks and resolved once',
+      load: async () => ({ prepare: (await import('./variants.js')).prepareRunnerAmong10Tenants }),
+    },
+    {
+      name: 'runner@10ktenants',
+      description: 'the same for one of 10,000 tenants',
+      load: async () => ({ prepare: (await import('./variants.js')).prepareRunnerAmong10kTenants }),
+    },
+  ],
+  comparisons: [
+    ['runner+10classhooks', 'runner+10hooks'],
+    ['runner@10ktenants', 'runner@10tenants'],
   ],
   targets: [
     { variant: 'runner', baseline: 'step', maxRatio: 1.1 },
     { variant: 'runner+10hooks', baseline: 'step', maxRatio: 1.5 },
+    { variant: 'runner+10classhooks', baseline: 'runner+10hooks', maxRatio: 1.05 },
+    { variant: 'runner@10ktenants', baseline: 'runner@10tenants', maxRatio: 1.05 },
   ],
 };

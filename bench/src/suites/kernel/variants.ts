@@ -1,10 +1,11 @@
 /**
- * Variants of the `kernel` suite: the same step through plain `step()`, through a kernel runner, and
- * through a kernel runner with ten no-op hook plugins.
+ * Variants of the `kernel` suite: the same step through plain `step()`, through a kernel runner,
+ * with ten no-op hook plugins (objects, or `@injectable` classes the container creates), and for one
+ * tenant among 10 or 10,000.
  *
  * @module
  */
-import { Kernel, definePlugin, step, type Plugin, type StepHooks } from '@kosong/core';
+import { Kernel, definePlugin, injectable, step, toolOk, type Plugin, type StepHooks, type Toolset } from '@kosong/core';
 import type { PreparedVariant } from '../../harness.js';
 import { prepareStep } from '../step/kosong.js';
 
@@ -24,6 +25,60 @@ export async function prepareRunnerWithHooks(): Promise<PreparedVariant> {
     definePlugin({ name: `no-op hooks ${i + 1}`, setup: (ctx) => ctx.bindHooks(noOpHooks()) }),
   );
   return prepareWithKernel('runner+10 hooks', hookPlugins);
+}
+
+/** The same hooks, each plugin binding an `@injectable` class the container creates. */
+@injectable()
+class NoOpHooks implements StepHooks {
+  onStepStart(): void {}
+  onPart(): void {}
+  onToolCall(): void {}
+  onToolResult(): void {}
+  onStepEnd(): void {}
+  onCleanup(): void {}
+}
+
+/** `kernel.runner().step()` with ten hook plugins binding {@link NoOpHooks} (a class each). */
+export async function prepareRunnerWithClassHooks(): Promise<PreparedVariant> {
+  const hookPlugins = Array.from({ length: 10 }, (_, i) => definePlugin({ name: `no-op class hooks ${i + 1}`, setup: (ctx) => ctx.bindHooks(NoOpHooks) }));
+  return prepareWithKernel('runner+10 class hooks', hookPlugins);
+}
+
+/** A step of one tenant among 10 (each with its own toolset and hooks, each resolved once). */
+export function prepareRunnerAmong10Tenants(): Promise<PreparedVariant> {
+  return prepareWithTenants('runner@10 tenants', 10);
+}
+
+/** The same among 10,000 tenants. */
+export function prepareRunnerAmong10kTenants(): Promise<PreparedVariant> {
+  return prepareWithTenants('runner@10k tenants', 10_000);
+}
+
+/**
+ * The step suite's workload through `kernel.runner({ tenant }).step()` for one tenant, with `count`
+ * tenants defined: each has a toolset and a hooks object of its own, and resolved its step once (as
+ * a tenant that ran a step has). The measured tenant's toolset is the workload's.
+ */
+async function prepareWithTenants(label: string, count: number): Promise<PreparedVariant> {
+  const kernel = new Kernel();
+  const ready: Promise<void>[] = [];
+  const measured = `tenant-${Math.floor(count / 2)}`;
+  const prepared = prepareStep(label, (provider, toolset) => {
+    ready.push(kernel.use(definePlugin({ name: 'bench', setup: (ctx) => ctx.bindChatProvider('mock', provider) })));
+    for (let i = 0; i < count; i++) {
+      const id = `tenant-${i}`;
+      kernel.tenants.define(id, { toolset: id === measured ? toolset : otherToolset(), hooks: [{ onStepEnd() {} }] });
+    }
+    const runner = kernel.runner({ tenant: measured });
+    return () => runner.step({ systemPrompt: 'You are a benchmark.', history: [] });
+  });
+  await Promise.all(ready);
+  for (const id of kernel.tenants.list()) void kernel.runner({ tenant: id }).provider;
+  return prepared;
+}
+
+function otherToolset(): Toolset {
+  return { tools: [], handle: (call) => ({ toolCallId: call.id, returnValue: toolOk({ output: 'other' }) }) };
 }
 
 /**
