@@ -1,7 +1,9 @@
 import {
   APIConnectionError,
   APIEmptyResponseError,
+  definePlugin,
   imageURLPart,
+  Kernel,
   step,
   textPart,
   thinkPart,
@@ -34,6 +36,8 @@ const behaviourArb: fc.Arbitrary<ToolBehaviour> = fc.oneof(
   fc.integer({ min: 0, max: 4 }).map((ms): ToolBehaviour => ({ kind: 'reject', ms })),
   fc.integer({ min: 0, max: 10 }).map((ms): ToolBehaviour => ({ kind: 'settleAfterAbort', ms })),
   fc.integer({ min: 0, max: 40 }).map((ms): ToolBehaviour => ({ kind: 'ignoreAbort', ms })),
+  // Returns (or resolves with) a result whose `toolCallId` getter throws.
+  fc.boolean().map((async): ToolBehaviour => ({ kind: 'poisonedResult', async })),
 );
 
 type Scenario =
@@ -131,6 +135,13 @@ describe('step() invariants (property test)', function () {
             if (results) {
               // Call order, index-aligned: duplicate ids cannot collide.
               expect(results.map((r) => r.toolCallId)).to.deep.equal(toolCalls.map((c) => c.id));
+              // A result whose getter throws is the tool's failure: an error result, plain data.
+              results.forEach((result, i) => {
+                if (behaviours[i % behaviours.length]!.kind !== 'poisonedResult') return;
+                expect(Object.getOwnPropertyDescriptor(result, 'toolCallId')?.get).to.equal(undefined);
+                if (result.returnValue.message.startsWith('Tool call was not executed')) return; // aborted before it ran
+                expect(result.returnValue.message).to.match(/^Error running tool: result of \w+ is poisoned$/);
+              });
               expect(await outcome.value.toolResults()).to.equal(results);
             }
           }
@@ -162,4 +173,39 @@ describe('step() invariants (property test)', function () {
       { numRuns: 150 },
     );
   });
+
+  it('a tool whose async result has a throwing getter: toolResults() settles with an error result, one cleanup, the kernel lease is released', async () => {
+    for (const async of [true, false]) {
+      const toolset = new FakeToolset((call) => (call.id === 'b' ? { kind: 'poisonedResult', async } : { kind: 'async', ms: 1 }));
+      const { entry, events } = recordingHooks();
+      const kernel = new Kernel();
+      const parts = [toolCall('a', 'fake', '{}'), toolCall('b', 'fake', '{}'), toolCall('c', 'fake', '{}')];
+      await kernel.use(
+        definePlugin({ name: 'mock', setup: (ctx) => ctx.bindChatProvider('mock', new MockChatProvider(parts)) }),
+        definePlugin({ name: 'tools', setup: (ctx) => ctx.bindToolset(toolset) }),
+        definePlugin({ name: 'recorder', setup: (ctx) => ctx.bindHooks(entry.hooks) }),
+      );
+      const result = await kernel.runner().step({ systemPrompt: '', history: [{ role: 'user', content: [textPart('go')] }] });
+      const results = await settlesWithin(result.toolResults(), 'toolResults()');
+      expect(results.map((r) => r.toolCallId)).to.deep.equal(['a', 'b', 'c']);
+      expect(results[1]!.returnValue).to.include({ isError: true, message: 'Error running tool: result of b is poisoned' });
+      expect(results[0]!.returnValue.isError).to.equal(false);
+      expect(namesOf(events).filter((name) => name === 'onCleanup'), 'one cleanup').to.have.length(1);
+      // The kernel waits for every step's lease: dispose() resolves only once the cleanup released it.
+      await settlesWithin(kernel.dispose(), 'kernel.dispose() (waits for the lease)');
+    }
+  });
 });
+
+/** `promise`, or a rejection saying it did not settle within 5 s (generous: a hang, not a slow machine). */
+async function settlesWithin<T>(promise: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} never settled`)), 5_000);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -35,7 +35,8 @@ export type ToolBehaviour =
   | { kind: 'reject'; ms: number }
   | { kind: 'untilAborted' }
   | { kind: 'settleAfterAbort'; ms: number } // works 50 ms unless aborted; then takes `ms` to settle
-  | { kind: 'ignoreAbort'; ms: number };
+  | { kind: 'ignoreAbort'; ms: number }
+  | { kind: 'poisonedResult'; async: boolean }; // returns (or resolves with) a result whose toolCallId getter throws
 
 /** What a {@link FakeToolset} saw of one call. */
 export interface CallRecord {
@@ -71,6 +72,12 @@ export class FakeToolset implements Toolset {
       case 'throw':
         record.settledAt = performance.now();
         throw new Error(`tool ${call.id} exploded`);
+      case 'poisonedResult':
+        if (!behaviour.async) {
+          record.settledAt = performance.now();
+          return poisonedResult(call);
+        }
+        return this.track(record, Promise.resolve().then(() => poisonedResult(call)));
       default:
         return this.track(record, this.runAsync(behaviour, context, result));
     }
@@ -113,6 +120,16 @@ export class FakeToolset implements Toolset {
       record.settledAt = performance.now();
     }
   }
+}
+
+/** A result whose `toolCallId` getter throws (reading it runs the tool's code). */
+export function poisonedResult(call: ToolCall): ToolResult {
+  return {
+    get toolCallId(): string {
+      throw new Error(`result of ${call.id} is poisoned`);
+    },
+    returnValue: toolOk({ output: 'never read' }),
+  };
 }
 
 /** Sleeps, or rejects with the signal's reason when it aborts (core's `abortableDelay`). */

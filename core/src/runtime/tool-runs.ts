@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import type { ToolCall } from '../message/parts.js';
 import { describeError, toolInvalidReturn, toolRuntimeError } from '../tooling/tool-errors.js';
-import { isToolResult, type ToolResult, type ToolReturnValue } from '../tooling/tool-result.js';
+import { isToolResult, isToolReturnValue, type ToolResult, type ToolReturnValue } from '../tooling/tool-result.js';
 import type { Toolset } from '../tooling/toolset.js';
 import { isThenable } from './hook-guard.js';
 
@@ -46,6 +46,7 @@ export class ToolRuns {
             (error: unknown) => threw(call, error),
           )
         : Promise.resolve(normalise(call, returned));
+      // normalise never throws: a result whose getters throw becomes an error result, on both paths.
     } catch (error) {
       future = Promise.resolve(threw(call, error));
     }
@@ -141,9 +142,21 @@ export class ToolRuns {
   }
 }
 
+/**
+ * The result of `call` from what the toolset gave, as plain data read once. Never throws: reading a
+ * result can run code (a getter, a proxy trap), and a throw there becomes an error result like any
+ * other tool failure; later readers (hooks, the agent, serialisation) see plain values only.
+ */
 function normalise(call: ToolCall, value: unknown): ToolResult {
-  if (!isToolResult(value)) return { toolCallId: call.id, returnValue: toolInvalidReturn(describeValue(value)) };
-  return value.toolCallId === call.id ? value : { toolCallId: call.id, returnValue: value.returnValue };
+  try {
+    if (!isToolResult(value)) return { toolCallId: call.id, returnValue: toolInvalidReturn(describeValue(value)) };
+    const { isError, output, message, display, extras } = value.returnValue;
+    const returnValue: ToolReturnValue = extras === undefined ? { isError, output, message, display } : { isError, output, message, display, extras };
+    if (!isToolReturnValue(returnValue)) return { toolCallId: call.id, returnValue: toolInvalidReturn(describeValue(value)) };
+    return { toolCallId: call.id, returnValue };
+  } catch (error) {
+    return threw(call, error);
+  }
 }
 
 function threw(call: ToolCall, error: unknown): ToolResult {

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import fc from 'fast-check';
 
 import {
   briefOf,
@@ -7,6 +8,7 @@ import {
   imageURLPart,
   isToolResult,
   isToolReturnValue,
+  MAX_TOOL_ARGUMENTS_LENGTH,
   parseToolArguments,
   textPart,
   toolCall,
@@ -20,6 +22,7 @@ import {
   toolRuntimeError,
   toolValidateError,
   type JsonValue,
+  type ParsedArguments,
   type ToolContext,
   type ToolReturnValue,
 } from '../index.js';
@@ -457,6 +460,67 @@ describe('tooling', () => {
       expect(value.path).to.equal('big.txt');
       expect(value.content.length).to.equal(content.length);
       expect(value.content === content).to.equal(true);
+    });
+
+    it('an unterminated string full of \\" (256 KB): one linear scan, the parse error of the text (the repair was quadratic)', () => {
+      // Before: a backtracking regular expression rescanned from every quote; 120 KB blocked the event loop for 8.8 s.
+      for (const raw of [`{"s":"${'\\"'.repeat(128 * 1024)}`, `{"s":"\n${'\\"'.repeat(128 * 1024)}`]) {
+        expect(parseToolArguments(raw)).to.deep.equal({ ok: false, error: jsonParseMessage(raw) });
+      }
+    });
+
+    it('10 MB of invalid escapes after an open string: an error result, not a RangeError (stack overflow)', () => {
+      const raw = `{"s":"${'\\a'.repeat(5 * 1024 * 1024)}`;
+      expect(parseToolArguments(raw)).to.deep.equal({ ok: false, error: jsonParseMessage(raw) });
+      const terminated = `{"s":"\n${'\\a'.repeat(5 * 1024 * 1024)}"}`;
+      expect(parseToolArguments(terminated)).to.deep.equal({ ok: false, error: jsonParseMessage(terminated) });
+    });
+
+    it('refuses arguments longer than the bound without parsing them (maxLength, MAX_TOOL_ARGUMENTS_LENGTH by default)', () => {
+      expect(parseToolArguments('{"a": "12345"}', { maxLength: 10 })).to.deep.equal({
+        ok: false,
+        error: 'the arguments are 14 characters long, more than the limit of 10',
+      });
+      expect(parseToolArguments('{"a": 1}', { maxLength: 8 })).to.deep.equal({ ok: true, value: { a: 1 } });
+      const tooLong = ' '.repeat(MAX_TOOL_ARGUMENTS_LENGTH + 1);
+      expect(parseToolArguments(tooLong)).to.deep.equal({
+        ok: false,
+        error: `the arguments are ${MAX_TOOL_ARGUMENTS_LENGTH + 1} characters long, more than the limit of ${MAX_TOOL_ARGUMENTS_LENGTH}`,
+      });
+    });
+
+    it('property: the one-scan repair gives what the regular-expression repair gave, and never throws', () => {
+      // The repair before (correct on small texts, quadratic or stack-exhausting on hostile large ones), as the oracle.
+      const reference = (raw: string): ParsedArguments => {
+        try {
+          return { ok: true, value: JSON.parse(raw) as JsonValue };
+        } catch (error) {
+          // eslint-disable-next-line no-control-regex -- control characters are exactly what this escapes
+          const escaped = raw.replace(/"[^"\\]*(?:\\[\s\S][^"\\]*)*"/g, (literal) => literal.replace(/\\[\s\S]|[\u0000-\u001f]/g, (m) => (m.length === 2 ? m : `\\u${m.charCodeAt(0).toString(16).padStart(4, '0')}`)));
+          try {
+            if (escaped !== raw) return { ok: true, value: JSON.parse(escaped) as JsonValue };
+          } catch {
+            // the error of the original text
+          }
+          return { ok: false, error: (error as Error).message };
+        }
+      };
+      const piece = fc.constantFrom('"', '\\', '\\"', '\n', '\t', '\u0000', '\u001f', '{', '}', '[', ']', ':', ',', 'a', '1', ' ', '"k"', 'true', '\\u00', '\\n');
+      fc.assert(
+        fc.property(fc.array(piece, { maxLength: 24 }), (pieces) => {
+          const raw = pieces.join('');
+          expect(parseToolArguments(raw), JSON.stringify(raw)).to.deep.equal(raw === '' ? { ok: true, value: {} } : reference(raw));
+        }),
+        { numRuns: 3000 },
+      );
+      // Texts that do parse once repaired.
+      fc.assert(
+        fc.property(fc.jsonValue({ maxDepth: 3 }), fc.constantFrom('\n', '\t', '\r', '\u0001'), (value, control) => {
+          const raw = JSON.stringify(value).replace(/\\n/g, control);
+          expect(parseToolArguments(raw), JSON.stringify(raw)).to.deep.equal(reference(raw));
+        }),
+        { numRuns: 500 },
+      );
     });
 
     it('parses a ~10 MB argument string with raw newlines inside (the tolerant path)', () => {

@@ -22,8 +22,8 @@ export interface JsonSchemaToolDefinition<Args> extends ToolLimits {
  * ajv, e.g. a schema that comes from configuration or another system. The schema is checked
  * against the draft 2020-12 meta-schema and compiled once, here.
  *
- * - `execute` gets the parsed JSON as it is (ajv applies no defaults and removes nothing), minus any
- *   `__proto__` key. `Args` is not checked against the schema by TypeScript: state it truthfully.
+ * - `execute` gets the parsed JSON as it is (ajv applies no defaults and removes nothing), minus the
+ *   keys that lead to a prototype (see {@link stripPrototypeKeys}). `Args` is not checked against the schema by TypeScript: state it truthfully.
  * - All issues are reported to the model (ajv `allErrors`), at most 20 lines of them.
  * - `format` is an annotation only (as draft 2020-12 says by default): it is not validated.
  * - Unknown keywords are allowed (ajv non-strict mode), as the meta-schema allows them.

@@ -53,7 +53,8 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
  * - arguments that are not JSON: `Error parsing JSON arguments: …` (raw control characters inside
  *   strings are accepted; absent or empty arguments are `{}`);
  * - arguments the schema rejects: `Error validating JSON arguments: …`, one `path: problem` line
- *   per issue;
+ *   per issue; arguments nested deeper than validation can recurse (a recursive schema):
+ *   `Error validating JSON arguments: (root): nested too deeply to validate`;
  * - `execute` throws or rejects: `Error running tool: …`;
  * - `execute` returns something that is not a `ToolReturnValue` nor a string: `Invalid return type: …`;
  * - the call runs longer than its timeout: ``Tool `name` timed out after N ms`` at once, whether or
@@ -160,12 +161,12 @@ export class SimpleToolset implements Toolset {
     try {
       check = tool.validate(parsed.value);
     } catch (error) {
-      return resultOf(toolCall, toolRuntimeError(describeError(error)));
+      return resultOf(toolCall, validatorFailed(error));
     }
     if (isThenable(check)) {
       return Promise.resolve(check).then(
         (settled) => this.validated(tool, settled, toolCall, context),
-        (error: unknown) => resultOf(toolCall, toolRuntimeError(describeError(error))),
+        (error: unknown) => resultOf(toolCall, validatorFailed(error)),
       );
     }
     return this.validated(tool, check, toolCall, context);
@@ -252,6 +253,23 @@ export class SimpleToolset implements Toolset {
     })();
     return { result, settled };
   }
+}
+
+/**
+ * What the model gets when `validate` throws: arguments nested deeper than the validator can
+ * recurse (a recursive schema) are invalid arguments; any other throw is the tool's own failure.
+ */
+function validatorFailed(error: unknown): ToolReturnValue {
+  if (isStackOverflow(error)) return toolValidateError(formatIssues([{ path: [], message: TOO_DEEP }]));
+  return toolRuntimeError(describeError(error));
+}
+
+/** The issue reported for arguments too deeply nested to validate. */
+const TOO_DEEP = 'nested too deeply to validate';
+
+/** Whether `error` is the engine's stack overflow (V8: a RangeError "Maximum call stack size exceeded"). */
+function isStackOverflow(error: unknown): boolean {
+  return error instanceof RangeError && /call stack/i.test(error.message);
 }
 
 function resultOf(call: ToolCall, returnValue: ToolReturnValue): ToolResult {

@@ -1,4 +1,4 @@
-import { imageURLPart, textPart, toolError, toolOk, type JsonValue, type ToolResult } from '@kosong/core';
+import { imageURLPart, parseToolArguments, textPart, toolError, toolOk, type JsonValue, type ToolResult } from '@kosong/core';
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { z } from 'zod';
@@ -125,9 +125,10 @@ describe('SimpleToolset', () => {
       expect(results.map((r) => r.toolCallId)).to.deep.equal(['1', '2', '3', '4', '5', '6']);
       const [ok, parse, validate, runtime, notFound, failed] = results.map((r) => r.returnValue);
       expect(ok).to.deep.equal(toolOk({ output: '3' }));
-      expect(parse).to.deep.equal(
-        toolError({ message: 'Error parsing JSON arguments: Expected double-quoted property name in JSON at position 9', brief: 'Invalid arguments' }),
-      );
+      // The parser's own words vary with the Node version: what is ours is the prefix and that the detail is core's parseToolArguments error.
+      const detail = parseToolArguments('{"a": 1, b: 2}');
+      expect(detail.ok).to.equal(false);
+      expect(parse).to.deep.equal(toolError({ message: `Error parsing JSON arguments: ${(detail as { error: string }).error}`, brief: 'Invalid arguments' }));
       expect(validate).to.deep.equal(
         toolError({ message: 'Error validating JSON arguments: b: Invalid input: expected number, received undefined', brief: 'Invalid arguments' }),
       );
@@ -305,13 +306,58 @@ describe('SimpleToolset', () => {
   });
 
   describe('prototype keys', () => {
+    const objectAssign = Object.assign;
     afterEach(() => {
-      // Whatever happened, Object.prototype must be as it was.
-      expect(Object.getOwnPropertyNames(Object.prototype)).to.not.include('isAdmin');
-      expect(({} as Record<string, unknown>)['isAdmin']).to.equal(undefined);
+      // Whatever happened, Object.prototype and Object must be as they were (repaired here, so that one failure does not spread).
+      const polluted = Object.getOwnPropertyNames(Object.prototype).includes('isAdmin');
+      delete (Object.prototype as Record<string, unknown>)['isAdmin'];
+      const assignReplaced = Object.assign !== objectAssign;
+      Object.assign = objectAssign;
+      expect(polluted, 'Object.prototype.isAdmin').to.equal(false);
+      expect(assignReplaced, 'Object.assign replaced').to.equal(false);
     });
 
     const evil = '{"a": 1, "__proto__": {"isAdmin": true}, "constructor": {"prototype": {"isAdmin": true}}, "nested": {"__proto__": {"isAdmin": true}}}';
+
+    /** The deep merge found in many code bases (and in old versions of popular libraries): `for…in`, no key checks. */
+    function naiveDeepMerge(target: Record<string, unknown>, source: Record<string, unknown>): Record<string, unknown> {
+      for (const key in source) {
+        const value = source[key];
+        if (typeof value === 'object' && value !== null) {
+          if (!target[key]) target[key] = {};
+          naiveDeepMerge(target[key] as Record<string, unknown>, value as Record<string, unknown>);
+        } else {
+          target[key] = value;
+        }
+      }
+      return target;
+    }
+
+    /** What every plain object shares: `Object`, `Object.prototype` and the functions on it, with their own properties. */
+    function sharedState(): Map<object, Map<PropertyKey, unknown>> {
+      const holders: object[] = [Object, Object.prototype];
+      for (const key of Object.getOwnPropertyNames(Object.prototype)) {
+        const value = Object.getOwnPropertyDescriptor(Object.prototype, key)?.value as unknown;
+        if (typeof value === 'function') holders.push(value);
+      }
+      return new Map(holders.map((holder) => [holder, new Map(Reflect.ownKeys(holder).map((key) => [key, Object.getOwnPropertyDescriptor(holder, key)?.value]))]));
+    }
+
+    /** Deep-merges what the tool got into a fresh object, as a careless tool would; nothing shared may change. */
+    function expectMergeHarmless(args: unknown): void {
+      const before = sharedState();
+      naiveDeepMerge({}, args as Record<string, unknown>);
+      const after = sharedState();
+      // Repair before failing, so that one failure does not spread to other tests.
+      for (const [holder, properties] of after) {
+        for (const [key, value] of properties) {
+          const old = before.get(holder)!;
+          if (!old.has(key)) Reflect.deleteProperty(holder, key);
+          else if (old.get(key) !== value) Reflect.set(holder, key, old.get(key));
+        }
+      }
+      expect(after, `a deep merge of ${JSON.stringify(args)} changed a shared object`).to.deep.equal(before);
+    }
 
     function expectClean(args: unknown): void {
       const object = args as Record<string, unknown>;
@@ -326,6 +372,8 @@ describe('SimpleToolset', () => {
       }
       // A careless copy of the arguments must not be able to pick a prototype either.
       expect((Object.assign({}, object) as Record<string, unknown>)['isAdmin']).to.equal(undefined);
+      expect(Object.hasOwn(object, 'constructor'), 'an object under "constructor" is removed').to.equal(false);
+      expectMergeHarmless(object);
     }
 
     for (const [label, parameters] of [
@@ -363,11 +411,32 @@ describe('SimpleToolset', () => {
       const toolset = new SimpleToolset([open, closed]);
       expect((await run(toolset, 'open', evil)).returnValue.message).to.equal('');
       expectClean(seen[0]);
-      expect((seen[0] as { constructor: unknown }).constructor).to.deep.equal({ prototype: { isAdmin: true } }); // plain data
       expect((await run(toolset, 'closed', evil)).returnValue.message).to.equal(
         'Error validating JSON arguments: __proto__: Unrecognized key\nconstructor: Unrecognized key',
       );
       expect(seen).to.have.length(1);
+    });
+
+    it('a naive for…in deep merge of the arguments cannot reach Object.prototype or Object, through zod or ajv', async () => {
+      const seen: unknown[] = [];
+      const toolset = new SimpleToolset([
+        recorder('zod', z.object({ options: z.any(), list: z.array(z.any()) }), seen),
+        defineJsonSchemaTool({ name: 'ajv', description: '', parameters: { type: 'object' }, execute: (args) => (seen.push(args), 'ok') }),
+      ]);
+      const attacks = [
+        '{"options": {"constructor": {"prototype": {"isAdmin": true}}}, "list": []}',
+        '{"options": {"constructor": {"assign": 1}}, "list": [{"constructor": {"prototype": {"isAdmin": true}}}]}',
+        '{"options": {"a": {"b": {"constructor": {"prototype": {"isAdmin": true}}}}}, "list": [[{"prototype": {"isAdmin": true}}]]}',
+      ];
+      for (const name of ['zod', 'ajv']) {
+        for (const attack of attacks) {
+          expect((await run(toolset, name, attack)).returnValue.output, `${name}: ${attack}`).to.equal('ok');
+          expectMergeHarmless(seen.pop());
+        }
+      }
+      // A "constructor" or "prototype" that is plain data stays.
+      expect((await run(toolset, 'ajv', '{"constructor": "Ada", "prototype": null, "x": {"constructor": 3}}')).returnValue.output).to.equal('ok');
+      expect(seen.pop()).to.deep.equal({ constructor: 'Ada', prototype: null, x: { constructor: 3 } });
     });
 
     it('property: no arguments whatever reach a prototype or make handle throw', async () => {
@@ -393,6 +462,7 @@ describe('SimpleToolset', () => {
           expect(result.returnValue).to.have.property('isError');
           expect(({} as Record<string, unknown>)['isAdmin']).to.equal(undefined);
           for (const args of seen.splice(0)) {
+            if (typeof args === 'object' && args !== null && !Array.isArray(args)) expectMergeHarmless(args);
             const stack = [args];
             while (stack.length > 0) {
               const node = stack.pop();
@@ -405,6 +475,54 @@ describe('SimpleToolset', () => {
         }),
         { numRuns: 200 },
       );
+    });
+  });
+
+  describe('hostile arguments: validation errors, never a throw', () => {
+    const nest = (depth: number): string => `${'{"child":'.repeat(depth)}{}${'}'.repeat(depth)}`;
+
+    it('10 MB of invalid escapes after an open string: a parse error result from handle, not a RangeError', async () => {
+      const toolset = new SimpleToolset([defineTool({ name: 't', description: '', parameters: z.object({ s: z.string() }), execute: () => 'never' })]);
+      const raw = `{"s":"${'\\a'.repeat(5 * 1024 * 1024)}`;
+      const c = call('t', raw);
+      let returned: ToolResult | Promise<ToolResult> | undefined;
+      expect(() => (returned = toolset.handle(c, contextFor(c)))).not.to.throw();
+      const result = await returned!;
+      expect(result.returnValue.isError).to.equal(true);
+      expect(result.returnValue.message).to.match(/^Error parsing JSON arguments: \S/);
+    });
+
+    it('100k-deep arguments for a recursive schema (zod, zod async, ajv): a validation error, not a tool runtime error', async () => {
+      interface TreeNode {
+        child?: TreeNode | undefined;
+      }
+      const zodNode: z.ZodType<TreeNode> = z.lazy(() => z.object({ child: zodNode.optional() }));
+      const seen: unknown[] = [];
+      const toolset = new SimpleToolset([
+        recorder('zod', zodNode, seen),
+        recorder('zodAsync', zodNode.refine(async () => true), seen),
+        defineJsonSchemaTool({
+          name: 'ajv',
+          description: '',
+          parameters: { type: 'object', properties: { child: { $ref: '#' } } },
+          execute: (args) => (seen.push(args), 'ok'),
+        }),
+      ]);
+      for (const name of ['zod', 'zodAsync', 'ajv']) {
+        const deep = await run(toolset, name, nest(100_000));
+        expect(deep.returnValue, name).to.deep.equal(
+          toolError({ message: 'Error validating JSON arguments: (root): nested too deeply to validate', brief: 'Invalid arguments' }),
+        );
+        // Moderately deep arguments still pass.
+        expect((await run(toolset, name, nest(50))).returnValue.output, name).to.equal('ok');
+      }
+      expect(seen).to.have.length(3);
+    });
+
+    it('a stack overflow inside execute is still the tool\'s own runtime error', async () => {
+      const recurse = (n: number): number => (n <= 0 ? 0 : 1 + recurse(n - 1));
+      const toolset = new SimpleToolset([defineTool({ name: 't', description: '', parameters: z.object({}), execute: () => String(recurse(1e9)) })]);
+      expect((await run(toolset, 't', '{}')).returnValue.message).to.match(/^Error running tool: /);
     });
   });
 
