@@ -27,8 +27,8 @@ export function statusError(response: FailedResponse, secrets: readonly (string 
   const prefix = STATUS_PREFIX[response.status] ?? (response.status >= 500 ? 'Server error' : 'HTTP error');
   const head = `${prefix} (${response.status}${rpcStatus ? ` ${rpcStatus}` : ''})`;
   return new APIStatusError(response.status, redact(detail === '' ? head : `${head}: ${detail}`, secrets), {
-    requestId: response.headers.get('x-request-id') ?? undefined,
-    traceId: response.headers.get('x-trace-id') ?? undefined,
+    requestId: header(response.headers, 'x-request-id', secrets),
+    traceId: header(response.headers, 'x-trace-id', secrets),
     retryAfterSeconds: retryAfterSeconds(response.headers) ?? retryDelaySeconds(error),
   });
 }
@@ -57,6 +57,12 @@ export function convertError(error: unknown, secrets: readonly (string | undefin
   if (kind === 'timeout') return new APITimeoutError(`The response timed out (${redact(describeChain(error), secrets)})`, cause);
   if (kind === 'connection') return new APIConnectionError(`The connection broke before the response was complete (${redact(describeChain(error), secrets)})`, cause);
   return new ChatProviderError(`Error: ${message}`, cause);
+}
+
+/** A response header, redacted (a proxy may echo anything, credentials included, in any header). */
+function header(headers: Headers, name: string, secrets: readonly (string | undefined)[]): string | undefined {
+  const value = headers.get(name);
+  return value === null ? undefined : redact(value, secrets);
 }
 
 function parseErrorBody(body: string): Record<string, unknown> | undefined {

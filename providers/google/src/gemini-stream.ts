@@ -11,6 +11,7 @@ import {
 import { createParser, type EventSourceParser } from 'eventsource-parser';
 
 import { convertError } from './convert-error.js';
+import { redact } from './redact.js';
 import { snippet, type ResponseConverter } from './response-converter.js';
 
 /** The longest one server-sent event may be, in characters (a guard against a stream without end). */
@@ -51,7 +52,8 @@ export class GeminiStream implements StreamedMessage {
     private readonly response: Response,
     private readonly options: GeminiStreamOptions,
   ) {
-    this.traceId = response.headers.get('x-trace-id') ?? undefined;
+    const traceId = response.headers.get('x-trace-id');
+    this.traceId = traceId === null ? undefined : redact(traceId, options.secrets);
   }
 
   /** The response id (`responseId`), once an event carried it. */

@@ -398,6 +398,24 @@ describe('GeminiChatProvider over HTTP', () => {
       }
     });
 
+    it('a key echoed in the request id or trace id header: redacted there too', async () => {
+      const echoInHeaders: CustomReply = (request, response) => {
+        const key = String(request.headers['x-goog-api-key']);
+        response.writeHead(429, { 'content-type': 'application/json', 'x-request-id': `req-${key}`, 'x-trace-id': key });
+        response.end(JSON.stringify(errorBody(429, 'RESOURCE_EXHAUSTED', 'slow down')));
+      };
+      ctx.server.reply(echoInHeaders, (request, response) => {
+        response.writeHead(200, { 'content-type': 'text/event-stream', 'x-trace-id': String(request.headers['x-goog-api-key']) });
+        response.end(`data: ${JSON.stringify(wireChunk({ parts: [wireText('ok')], finishReason: 'STOP' }))}\r\n\r\n`);
+      });
+      const error = await rejection(ctx.provider().generate('', [], [user('hi')]));
+      expect(error).to.include({ requestId: 'req-[REDACTED]', traceId: '[REDACTED]' });
+      expect(reachableText(error)).to.not.contain(TEST_KEY);
+      const stream = await ctx.provider().generate('', [], [user('hi')]);
+      expect(stream.traceId).to.equal('[REDACTED]');
+      await collect(stream);
+    });
+
     it('redacts credential-like default headers and anything shaped like a Google API key', async () => {
       const googleShaped = `AIza${'B'.repeat(35)}`;
       ctx.server.reply({ type: 'body', status: 403, body: errorBody(403, 'PERMISSION_DENIED', `header-secret-42 and ${googleShaped} are not allowed`) });
