@@ -166,6 +166,27 @@ describe('GeminiChatProvider over HTTP', () => {
       expect(parts).to.have.length(3);
     });
 
+    it('30 concurrent requests on one provider each get their own response', async () => {
+      const echo: CustomReply = async (request, response) => {
+        const asked = (request.body as { contents: { parts: { text: string }[] }[] }).contents[0]!.parts[0]!.text;
+        response.writeHead(200, { 'content-type': 'text/event-stream' });
+        for (const text of [`${asked}:`, 'a', 'b']) {
+          response.write(`data: ${JSON.stringify(wireChunk({ responseId: `resp-${asked}`, parts: [wireText(text)] }))}\r\n\r\n`);
+          await delay(Math.random() * 10);
+        }
+        response.end(`data: ${JSON.stringify(wireChunk({ responseId: `resp-${asked}`, finishReason: 'STOP' }))}\r\n\r\n`);
+      };
+      ctx.server.reply(...Array.from({ length: 30 }, () => echo));
+      const provider = ctx.provider();
+      const results = await Promise.all(
+        Array.from({ length: 30 }, async (_, i) => generate({ provider, systemPrompt: '', history: [user(`q${i}`)] })),
+      );
+      results.forEach((result, i) => {
+        expect(result.message.content).to.deep.equal([textPart(`q${i}:ab`)]);
+        expect(result.id).to.equal(`resp-q${i}`);
+      });
+    });
+
     it('reads events split across network chunks anywhere, and CRLF or LF framing', async () => {
       ctx.server.reply(async (_request, response) => {
         response.writeHead(200, { 'content-type': 'text/event-stream' });
