@@ -30,6 +30,11 @@ export interface VariantEntry {
    * (the orchestrator uses the smaller of the cap and its own setting).
    */
   readonly maxRuns?: { readonly warmup: number; readonly timed: number };
+  /**
+   * The variant's module is in `bench/peers` (a peer library that is not in the root install): the
+   * orchestrator installs and compiles the peers before a suite with such a variant runs.
+   */
+  readonly fromPeers?: boolean;
 }
 
 /** A goal of a suite: `variant` takes at most `maxRatio` × the time of `baseline`. */

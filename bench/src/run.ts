@@ -2,34 +2,37 @@
  * The orchestrator of `npm run bench`. For each suite, runs every variant in a fresh child process,
  * alternating the variants (a, b, c, a, b, c, …) for N rounds; each child does a warm-up and M timed
  * runs and reports its median. Prints a markdown table of the medians across processes and writes it
- * to `bench/results/latest.md`.
+ * to the git-ignored `bench/.bench-results/latest.md`, or with `--record` to `bench/results/latest.md`.
+ * Before a suite with a variant from `bench/peers` runs, the peers are installed and compiled.
  *
  * Flags (or environment variables): `--rounds=N` (`BENCH_ROUNDS`, default 7), `--runs=M`
  * (`BENCH_RUNS`, default 3), `--warmup=W` (`BENCH_WARMUP`, default 1), `--suite=a,b` (`BENCH_SUITES`,
- * default all).
+ * default all), `--record` (`BENCH_RECORD=1`).
  *
  * @module
  */
 import { spawn } from 'node:child_process';
-import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { positiveInt } from './cli.js';
 import type { ChildReport, Suite, VariantEntry } from './harness.js';
+import { preparePeers } from './peers.js';
+import { writeResults } from './results-file.js';
 import { fixed, median } from './stats.js';
 import { findSuite, suites as allSuites } from './suites/index.js';
 
 /** How long one child may take before it is killed and the run fails. */
 const CHILD_TIMEOUT_MS = 120_000;
 const CHILD_SCRIPT = fileURLToPath(new URL('./child.js', import.meta.url));
-const RESULTS_FILE = fileURLToPath(new URL('../results/latest.md', import.meta.url));
 
 interface Config {
   readonly rounds: number;
   readonly runs: number;
   readonly warmup: number;
   readonly suites: readonly Suite[];
+  /** Write the report to the tracked `bench/results/latest.md`. */
+  readonly record: boolean;
 }
 
 function readConfig(): Config {
@@ -39,6 +42,7 @@ function readConfig(): Config {
       runs: { type: 'string', default: process.env['BENCH_RUNS'] ?? '3' },
       warmup: { type: 'string', default: process.env['BENCH_WARMUP'] ?? '1' },
       suite: { type: 'string', default: process.env['BENCH_SUITES'] ?? '' },
+      record: { type: 'boolean', default: process.env['BENCH_RECORD'] === '1' },
     },
   });
   const names = values.suite.split(',').filter((name) => name !== '');
@@ -47,6 +51,7 @@ function readConfig(): Config {
     runs: positiveInt(values.runs, 'runs'),
     warmup: positiveInt(values.warmup, 'warmup', 0),
     suites: names.length > 0 ? names.map(findSuite) : allSuites,
+    record: values.record,
   };
 }
 
@@ -167,13 +172,15 @@ function renderHeader(config: Config): string {
 async function main(): Promise<void> {
   const config = readConfig();
   const started = performance.now();
+  if (config.suites.some((suite) => suite.variants.some((variant) => variant.fromPeers))) {
+    await preparePeers((line) => process.stderr.write(`${line}\n`));
+  }
   const sections: string[] = [];
   for (const suite of config.suites) sections.push(renderSuite(suite, await runSuite(suite, config), config));
   const report = `${renderHeader(config)}\n${sections.join('\n')}`;
   process.stdout.write(`\n${report}`);
-  await mkdir(new URL('../results/', import.meta.url), { recursive: true });
-  await writeFile(RESULTS_FILE, report);
-  process.stderr.write(`\nwritten to ${RESULTS_FILE} (${fixed((performance.now() - started) / 1000, 1)} s)\n`);
+  const file = await writeResults(report, { record: config.record });
+  process.stderr.write(`\nwritten to ${file} (${fixed((performance.now() - started) / 1000, 1)} s in all)\n`);
 }
 
 main().catch((error: unknown) => {

@@ -1,5 +1,5 @@
 /**
- * `npm start`: one kosong step, offline.
+ * `npm run example`: one kosong step, offline.
  *
  * A mock model streams a short answer with two tool calls in the middle of its text. Each call is
  * dispatched the moment it is complete, while the model is still "talking"; the results come back in

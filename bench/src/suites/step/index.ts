@@ -5,6 +5,7 @@
  * @module
  */
 import type { Suite } from '../../harness.js';
+import { loadPeerVariant } from '../../peers.js';
 import { TEXT_DELTAS, TOOL_CALLS } from './workload.js';
 
 export const stepSuite: Suite = {
@@ -21,8 +22,9 @@ export const stepSuite: Suite = {
     {
       name: 'ai-sdk',
       description: '`streamText` (ai 7, MockLanguageModelV4), full stream consumed + tool results awaited',
-      load: () => import('./ai-sdk.js'),
-      // One run takes ~15 s on Node 20 (see ai-sdk.ts): no warm-up, one timed run per process.
+      load: () => loadPeerVariant('step-ai-sdk.js'),
+      fromPeers: true,
+      // One run takes ~15 s on Node 20 (see bench/peers/src/step-ai-sdk.ts): no warm-up, one timed run per process.
       maxRuns: { warmup: 0, timed: 1 },
     },
   ],

@@ -14,7 +14,7 @@
  */
 import { jsonSchema, simulateReadableStream, streamText, tool } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
-import type { PreparedVariant } from '../../harness.js';
+import type { PreparedVariant } from '../../lib/harness.js';
 import {
   argumentFragments,
   callArguments,
@@ -27,7 +27,7 @@ import {
   TOOL_NAME,
   TOOL_OUTPUT,
   toolParameters,
-} from './workload.js';
+} from '../../lib/suites/step/workload.js';
 
 /** A part of a LanguageModelV4 stream (taken from the mock, so `@ai-sdk/provider` need not be imported). */
 type StreamPart = Awaited<ReturnType<MockLanguageModelV4['doStream']>>['stream'] extends ReadableStream<infer P> ? P : never;
