@@ -88,6 +88,16 @@ describe('kosong CLI: built-in tools', function () {
     expect(run.stdout).not.to.include(ws.secret);
   });
 
+  it('--provider echo plays a tool round trip: the step after the results plays the script after ---', async () => {
+    const script = ['text: Reading.', toolCallLine('r1', 'read_file', { path: 'notes.txt' }), '---', 'text: The notes have two lines.'].join('\n');
+    const run = await runCli(['--provider', 'echo', 'run', script], ws.cwd);
+    expect(run.stderr).to.equal('');
+    expect(run.code, run.stdout).to.equal(0);
+    const lines = run.stdout.split('\n');
+    expect(lines.slice(0, 3)).to.deep.equal(['Reading.', '→ read_file({"path":"notes.txt"})', '✓ Read notes.txt (3 lines)']);
+    expect(lines.slice(3)).to.deep.equal(['The notes have two lines.', '— 2 steps · 0 input tokens · 0 output tokens', '']);
+  });
+
   it('does not offer bash without --allow-bash', async () => {
     const marker = join(ws.base, 'bash-ran');
     const script = toolCallLine('b1', 'bash', { command: `touch ${marker}` });

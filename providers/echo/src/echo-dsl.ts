@@ -43,7 +43,7 @@ export interface EchoScript {
 
 /** Line breaks as Python's `str.splitlines()` knows them. */
 // eslint-disable-next-line no-control-regex -- these control characters are line breaks to Python
-const LINE_BREAK = /\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]/;
+export const LINE_BREAK = /\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]/;
 
 const FINISH_REASONS: ReadonlySet<string> = new Set<FinishReason>(['stop', 'tool_calls', 'length', 'content_filter', 'other']);
 
@@ -54,8 +54,18 @@ const USAGE_FIELDS = [
   ['input_cache_creation', 'inputCacheCreation'],
 ] as const;
 
+/** Options of {@link parseEchoScript}. */
+export interface ParseEchoScriptOptions {
+  /**
+   * The number of the script's first line, when the script is a part of a larger one (a step of a
+   * multi-step script, see `splitEchoSteps`): errors then name lines as the author sees them.
+   * Default 1.
+   */
+  readonly firstLine?: number;
+}
+
 /**
- * Parses an echo script, line by line. Blank lines, `#` comments, markdown fences (```` ``` ````)
+ * Parses an echo script (one response), line by line. Blank lines, `#` comments, markdown fences (```` ``` ````)
  * and lines that are just `echo` are skipped; every other line is `kind: payload`, split at the
  * first colon, the kind case-insensitive, exactly one space after the colon removed.
  *
@@ -67,7 +77,8 @@ const USAGE_FIELDS = [
  * parseEchoScript('id: echo-1\ntext: Hello\ntool_call: {"id": "c1", "name": "ls", "arguments": "{}"}')
  * @throws {@link EchoScriptError} (a {@link ChatProviderError}) naming the line of a malformed directive.
  */
-export function parseEchoScript(script: string): EchoScript {
+export function parseEchoScript(script: string, options: ParseEchoScriptOptions = {}): EchoScript {
+  const firstLine = options.firstLine ?? 1;
   const parts: StreamedMessagePart[] = [];
   let id: string | undefined;
   let usage: TokenUsage | undefined;
@@ -75,11 +86,14 @@ export function parseEchoScript(script: string): EchoScript {
 
   const lines = script.split(LINE_BREAK);
   for (let index = 0; index < lines.length; index++) {
-    const line: ScriptLine = { number: index + 1, raw: lines[index]! };
+    const line: ScriptLine = { number: index + firstLine, raw: lines[index]! };
     const text = line.raw.trim();
     if (text === '' || text.startsWith('#') || text.startsWith('```') || text.toLowerCase() === 'echo') continue;
 
     const colon = text.indexOf(':');
+    if (colon < 0 && text === '---') {
+      throw EchoScriptError.withText(line, `A '---' step separator at line ${line.number}: a script of several steps is played one step at a time (splitEchoSteps)`);
+    }
     if (colon < 0) throw EchoScriptError.withText(line, `Invalid echo DSL at line ${line.number}: ${pythonStringRepr(line.raw)}`);
     const kind = text.slice(0, colon).trim().toLowerCase();
     let payload = text.slice(colon + 1);

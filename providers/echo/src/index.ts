@@ -9,7 +9,8 @@
  * @packageDocumentation
  */
 export { MockChatProvider, type MockChatProviderOptions } from './mock-chat-provider.js';
-export { parseEchoScript, type EchoScript } from './echo-dsl.js';
+export { parseEchoScript, type EchoScript, type ParseEchoScriptOptions } from './echo-dsl.js';
+export { ECHO_STEP_SEPARATOR, splitEchoSteps, type EchoScriptStep } from './echo-steps.js';
 export { EchoScriptError, type ScriptLine } from './echo-script-error.js';
 export { EchoChatProvider, type EchoChatProviderOptions } from './echo-chat-provider.js';
 export { ScriptedEchoChatProvider, type ScriptedEchoChatProviderOptions } from './scripted-echo-chat-provider.js';

@@ -12,6 +12,7 @@ import {
   type Tool,
 } from '@kosong/core';
 
+import { splitEchoSteps, type EchoScriptStep } from './echo-steps.js';
 import { streamEchoScript, type EchoStreamOptions } from './echo-stream.js';
 import { RequestLog, type RecordedRequest } from './request-log.js';
 
@@ -28,6 +29,8 @@ export interface ScriptedEchoChatProviderOptions extends EchoStreamOptions {
  * A provider that plays a queue of echo DSL scripts (see {@link parseEchoScript}), one per
  * `generate` call, first in first out, whatever the history, system prompt and tools. For
  * multi-step agent tests and demos: script 1 calls a tool, script 2 answers with text, and so on.
+ * A script with `---` separator lines (see {@link splitEchoSteps}) counts as its steps, one after
+ * the other in the queue.
  *
  * A script is consumed by the call that takes it even when it fails to parse or ends in an
  * `error:` line, so a retry gets the next script. A call with an already-aborted signal rejects
@@ -41,7 +44,7 @@ export class ScriptedEchoChatProvider implements ChatProvider {
   readonly name = 'scripted_echo';
   readonly modelName = 'scripted_echo';
   readonly thinkingEffort: ThinkingEffort | undefined;
-  private readonly queue: string[];
+  private readonly queue: EchoScriptStep[];
   private turns: number;
   private configured: GenerationOptions = noGenerationOptions();
   private readonly log = new RequestLog();
@@ -51,7 +54,7 @@ export class ScriptedEchoChatProvider implements ChatProvider {
     private readonly options: ScriptedEchoChatProviderOptions = {},
     thinkingEffort?: ThinkingEffort,
   ) {
-    this.queue = [...scripts];
+    this.queue = [...scripts].flatMap((script) => splitEchoSteps(script));
     this.thinkingEffort = thinkingEffort;
     this.turns = 0;
   }
@@ -75,11 +78,11 @@ export class ScriptedEchoChatProvider implements ChatProvider {
     options.signal?.throwIfAborted();
     const generation = resolveGenerationOptions(this.name, this.configured, options.generation, tools);
     this.log.record({ systemPrompt, tools, history, generation, thinkingEffort: this.thinkingEffort });
-    const script = this.queue.shift();
-    if (script === undefined) throw new ChatProviderError(`ScriptedEchoChatProvider exhausted at turn ${this.turns + 1}.`);
+    const step = this.queue.shift();
+    if (step === undefined) throw new ChatProviderError(`ScriptedEchoChatProvider exhausted at turn ${this.turns + 1}.`);
     this.turns++;
-    this.options.trace?.(`SCRIPTED_ECHO TURN ${this.turns}: ${JSON.stringify(script)}`);
-    return streamEchoScript(script, 'ScriptedEchoChatProvider', this.options, options.signal);
+    this.options.trace?.(`SCRIPTED_ECHO TURN ${this.turns}: ${JSON.stringify(step.script)}`);
+    return streamEchoScript(step, 'ScriptedEchoChatProvider', this.options, options.signal);
   }
 
   /**
@@ -106,7 +109,8 @@ export class ScriptedEchoChatProvider implements ChatProvider {
   }
 
   private copy(effort: ThinkingEffort | undefined, generation: GenerationOptions): ScriptedEchoChatProvider {
-    const copy = new ScriptedEchoChatProvider(this.queue, this.options, effort);
+    const copy = new ScriptedEchoChatProvider([], this.options, effort);
+    copy.queue.push(...this.queue);
     copy.turns = this.turns;
     copy.configured = generation;
     return copy;

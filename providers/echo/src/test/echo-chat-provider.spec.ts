@@ -4,11 +4,16 @@ import {
   createMessage,
   generate,
   imageURLPart,
+  step,
   textPart,
   thinkPart,
   tokenUsage,
   toolCall,
+  toolOk,
+  toolResultToMessage,
+  type Message,
   type Tool,
+  type Toolset,
 } from '@kosong/core';
 import { expect } from 'chai';
 import { getEventListeners } from 'node:events';
@@ -70,6 +75,58 @@ describe('EchoChatProvider', () => {
     expect(first[0]).to.not.equal(second[0]);
   });
 
+  describe('multi-step scripts (steps separated by ---)', () => {
+    const script = lines(
+      'text: Let me look.',
+      'tool_call: {"id": "c1", "name": "ls", "arguments": "{}"}',
+      '  ---  ',
+      'id: step-2',
+      'tool_call: {"id": "c2", "name": "cat", "arguments": "{}"}',
+      '---',
+      'text: Two files.',
+    );
+
+    it('plays the step after as many assistant messages as follow the last user message', async () => {
+      const provider = new EchoChatProvider();
+      const history = [user('text: an earlier turn'), createMessage('assistant', 'earlier'), user(script)];
+      expect(await collect(await provider.generate('', [], history))).to.deep.equal([textPart('Let me look.'), toolCall('c1', 'ls', '{}')]);
+
+      history.push(assistantCalling('c1'), createMessage('tool', 'a b', { toolCallId: 'c1' }));
+      const second = await provider.generate('', [], history);
+      expect(await collect(second)).to.deep.equal([toolCall('c2', 'cat', '{}')]);
+      expect(second.id).to.equal('step-2');
+
+      history.push(assistantCalling('c2'), createMessage('tool', 'x', { toolCallId: 'c2' }));
+      expect(await collect(await provider.generate('', [], history))).to.deep.equal([textPart('Two files.')]);
+    });
+
+    it('runs a tool round trip through step() twice, as an agent loop does', async () => {
+      const toolset = echoTools();
+      const history = [user(lines('tool_call: {"id": "c1", "name": "shout", "arguments": "{\\"text\\": \\"hi\\"}"}', '---', 'text: It said HI.'))];
+      const first = await step({ provider: new EchoChatProvider(), systemPrompt: '', toolset, history });
+      const [result] = await first.toolResults();
+      history.push(first.message, toolResultToMessage(result!));
+      const second = await step({ provider: new EchoChatProvider(), systemPrompt: '', toolset, history });
+      expect(second.toolCalls).to.deep.equal([]);
+      expect(second.message.content).to.deep.equal([textPart('It said HI.')]);
+      expect(result!.returnValue.output).to.equal('HI');
+    });
+
+    it('names lines as numbered in the whole script', async () => {
+      const history = [user(lines('text: ok', '---', 'text: fine', 'banana: split')), createMessage('assistant', 'ok')];
+      const error = await rejection(new EchoChatProvider().generate('', [], history));
+      expect(error).to.be.instanceOf(EchoScriptError);
+      expect((error as EchoScriptError).lineNumber).to.equal(4);
+      expect((error as Error).message).to.equal("Unknown echo DSL kind 'banana' at line 4: 'banana: split'");
+    });
+
+    it('an empty step has no parts', async () => {
+      const history = [user('text: a\n---\n---\ntext: c'), createMessage('assistant', 'a')];
+      const error = await rejection(new EchoChatProvider().generate('', [], history));
+      expect((error as Error).message).to.equal('EchoChatProvider DSL produced no streamable parts.');
+    });
+  });
+
   describe('errors (all as rejections of generate)', () => {
     it('rejects an empty history', async () => {
       const error = await rejection(new EchoChatProvider().generate('', [], []));
@@ -77,15 +134,25 @@ describe('EchoChatProvider', () => {
       expect((error as Error).message).to.equal('EchoChatProvider requires at least one message in history.');
     });
 
-    it('rejects a last message that is not from the user (kosong test 44)', async () => {
-      for (const role of ['tool', 'assistant', 'system'] as const) {
-        const history = [user('text: hi'), createMessage(role, 'text: hi', role === 'tool' ? { toolCallId: 'c' } : {})];
-        const error = await rejection(new EchoChatProvider().generate('', [], history));
+    it('rejects a history without a user message', async () => {
+      for (const role of ['assistant', 'system'] as const) {
+        const error = await rejection(new EchoChatProvider().generate('', [], [createMessage(role, 'text: hi')]));
         expect(error).to.be.instanceOf(ChatProviderError);
-        expect((error as Error).message).to.equal('EchoChatProvider expects the last history message to be user.');
+        expect((error as Error).message).to.equal('EchoChatProvider needs a user message in history: its text is the script to play.');
       }
     });
 
+    it('rejects a step the script does not have, saying how to write one (kosong test 44, extended to multi-step scripts)', async () => {
+      const answered = [user('tool_call: {"id": "c", "name": "f", "arguments": "{}"}'), assistantCalling('c'), createMessage('tool', 'done', { toolCallId: 'c' })];
+      const error = await rejection(new EchoChatProvider().generate('', [], answered));
+      expect(error).to.be.instanceOf(ChatProviderError);
+      expect((error as Error).message).to.equal(
+        "EchoChatProvider: the script of the last user message has 1 step, and step 2 was asked for (the model has answered it 1 time); " +
+          "write the response of each step of the turn, separated by lines of '---' (e.g. a tool call, then '---', then the text after its result).",
+      );
+      const three = [user('text: a\n---\ntext: b'), createMessage('assistant', 'a'), createMessage('assistant', 'b')];
+      expect(((await rejection(new EchoChatProvider().generate('', [], three))) as Error).message).to.match(/has 2 steps, and step 3 was asked for \(the model has answered it 2 times\)/);
+    });
     it('rejects a script without parts (kosong test 45)', async () => {
       for (const script of ['', '# only a comment', lines('id: x', 'usage: output=1', 'finish: stop'), '```\n```']) {
         const error = await rejection(new EchoChatProvider().generate('', [], [user(script)]));
@@ -163,3 +230,19 @@ describe('EchoChatProvider', () => {
     expect(await collect(await copy.generate('', [], [user('text: x')]))).to.deep.equal([textPart('x')]);
   });
 });
+
+/** An assistant message calling one tool. */
+function assistantCalling(id: string): Message {
+  return createMessage('assistant', [], { toolCalls: [toolCall(id, 'f', '{}')] });
+}
+
+/** A toolset with one tool, `shout`, that upper-cases its `text`. */
+function echoTools(): Toolset {
+  return {
+    tools: [{ name: 'shout', description: 'Upper-cases the text.', parameters: { type: 'object', properties: { text: { type: 'string' } } } }],
+    handle: (call) => ({
+      toolCallId: call.id,
+      returnValue: toolOk({ output: (JSON.parse(call.function.arguments ?? '{}') as { text: string }).text.toUpperCase() }),
+    }),
+  };
+}
