@@ -96,6 +96,7 @@ function runChild(suite: string, variant: VariantEntry, config: Config): Promise
 type SuiteResults = Map<string, ChildReport[]>;
 
 async function runSuite(suite: Suite, config: Config): Promise<SuiteResults> {
+  const started = performance.now();
   const results: SuiteResults = new Map(suite.variants.map((v) => [v.name, []]));
   for (let round = 1; round <= config.rounds; round++) {
     const line: string[] = [];
@@ -106,6 +107,7 @@ async function runSuite(suite: Suite, config: Config): Promise<SuiteResults> {
     }
     process.stderr.write(`[${suite.name}] round ${round}/${config.rounds}: ${line.join(', ')}\n`);
   }
+  process.stderr.write(`[${suite.name}] done in ${fixed((performance.now() - started) / 1000, 1)} s\n`);
   return results;
 }
 
