@@ -1,4 +1,4 @@
-import { Kernel, LinearContext, definePlugin, type Agent, type ProviderPluginFactory } from '@kosong/core';
+import { Kernel, LinearContext, definePlugin, type Agent, type GenerationOptions, type ProviderPluginFactory } from '@kosong/core';
 import { describeFailure, type Renderer } from './render/renderer.js';
 import { builtinToolset } from './tools/builtin-tools.js';
 
@@ -13,6 +13,8 @@ export interface CliSessionOptions {
   readonly allowBash: boolean;
   /** A JSONL file to resume from and save to. */
   readonly sessionFile?: string | undefined;
+  /** Generation options of every step (`--max-tokens`, `--temperature`); the provider refuses what it cannot do. */
+  readonly generation?: GenerationOptions | undefined;
   readonly env: Readonly<Record<string, string | undefined>>;
 }
 
@@ -44,7 +46,13 @@ export class CliSession {
     const kernel = new Kernel();
     const toolset = builtinToolset({ cwd: options.cwd, allowBash: options.allowBash });
     await kernel.use(options.provider.create(options.env), definePlugin({ name: 'builtin-tools', setup: (ctx) => ctx.bindToolset(toolset) }));
-    const agent = kernel.agent({ provider: options.provider.name, systemPrompt: options.systemPrompt, maxSteps: options.maxSteps, context });
+    const agent = kernel.agent({
+      provider: options.provider.name,
+      systemPrompt: options.systemPrompt,
+      maxSteps: options.maxSteps,
+      context,
+      ...(options.generation === undefined ? {} : { generation: options.generation }),
+    });
     if (report.messages > 0) options.renderer.info(`resumed ${report.messages} messages from ${options.sessionFile}`);
     if (report.tornLineSavedTo !== undefined) {
       options.renderer.info(`the last line of the session file was cut short (a crash?); it was moved to ${report.tornLineSavedTo}`);

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { InvalidGenerationOptionError, validateGenerationOptions, type GenerationOptions } from '@kosong/core';
 import { Command, InvalidArgumentError } from 'commander';
 import { createInterface } from 'node:readline';
 import { CliSession, describeFailure, type TurnOutcome } from './cli-session.js';
@@ -19,6 +20,8 @@ interface GlobalOptions {
   readonly allowBash?: boolean;
   readonly maxSteps: number;
   readonly system?: string;
+  readonly maxTokens?: number;
+  readonly temperature?: number;
 }
 
 const EXIT_CODE: Record<TurnOutcome, number> = { completed: 0, failed: 1, interrupted: 130 };
@@ -32,6 +35,8 @@ const program = new Command()
   .option('--allow-bash', 'offer the model a bash tool (it can run any command in the working directory)')
   .option('--max-steps <n>', 'steps per turn at most', positiveInteger, 25)
   .option('--system <prompt>', 'the system prompt')
+  .option('--max-tokens <n>', 'cap on the tokens of each response (thinking included where the provider counts it)', generationValue('maxOutputTokens'))
+  .option('--temperature <t>', 'sampling temperature, 0 to 2 (a provider that allows less refuses more)', generationValue('temperature'))
   // Usage errors exit 2, like every other setup error of the CLI (help and version exit 0).
   .exitOverride((error) => process.exit(error.exitCode === 0 ? 0 : 2));
 
@@ -102,6 +107,7 @@ async function openSession(options: GlobalOptions): Promise<CliSession> {
       maxSteps: options.maxSteps,
       allowBash: options.allowBash === true,
       sessionFile: options.session,
+      generation: generationOf(options),
       env: process.env,
     });
   } catch (error) {
@@ -135,6 +141,28 @@ function positiveInteger(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected a positive integer');
   return n;
+}
+
+/** A parser of a numeric generation option's flag, checked as the providers check it (a usage error otherwise). */
+function generationValue(option: 'maxOutputTokens' | 'temperature'): (value: string) => number {
+  return (value) => {
+    const n = value.trim() === '' ? Number.NaN : Number(value);
+    try {
+      validateGenerationOptions({ [option]: n });
+    } catch (error) {
+      if (!InvalidGenerationOptionError.isInstance(error)) throw error;
+      throw new InvalidArgumentError(option === 'temperature' ? 'expected a number from 0 to 2' : 'expected a positive integer');
+    }
+    return n;
+  };
+}
+
+/** The generation options the flags ask for (only those given). */
+function generationOf(options: GlobalOptions): GenerationOptions {
+  return {
+    ...(options.maxTokens === undefined ? {} : { maxOutputTokens: options.maxTokens }),
+    ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
+  };
 }
 
 function fail(message: string): never {
