@@ -23,6 +23,7 @@ export { IdleTimer } from './provider/idle-timer.js';
 export { errorChainMessages, retryAfterSeconds, transportFailureKind } from './provider/transport-failures.js';
 export * from './provider/generation-options.js';
 export * from './provider/generation-option-errors.js';
+export * from './provider/secret-scrubbing.js';
 export { errorMarker, hasErrorMarker, markError } from './error-marker.js';
 
 export * from './tooling/tool.js';

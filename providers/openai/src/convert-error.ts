@@ -1,10 +1,8 @@
-import { APIConnectionError, APIStatusError, APITimeoutError, ChatProviderError } from '@kosong/core';
-
-import { containsSecret, redact } from './redact.js';
+import { APIConnectionError, APIStatusError, APITimeoutError, ChatProviderError, redactSecrets, scrubSecrets } from '@kosong/core';
 
 /** What {@link convertError} needs to know besides the error. */
 export interface ErrorConversionContext {
-  /** Secrets (API keys) that must not appear in the converted error; they are redacted. */
+  /** Secrets (API keys) that must not be reachable from the converted error; they are redacted. */
   readonly secrets: readonly (string | null | undefined)[];
 }
 
@@ -13,8 +11,9 @@ const NETWORK_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'ECONNABORTED', 'EP
 
 /**
  * Maps an error of the `openai` SDK, of `fetch` or of the SSE parser to the kosong provider errors
- * (kosong spec §2.6, §7.1). Every message has the secrets redacted; the original error is kept as
- * `cause` unless it contains a secret.
+ * (kosong spec §2.6, §7.1). Every message has the secrets redacted, and the original error is kept
+ * as `cause` with no secret reachable from it (core's `scrubSecrets`: a redacted copy where the SDK
+ * error holds one anywhere, e.g. response headers echoing `Authorization`).
  *
  * - SDK status errors → {@link APIStatusError} with the status, `x-request-id`, `x-trace-id` and the
  *   wait from `retry-after-ms` / `retry-after` (seconds or an HTTP date);
@@ -26,18 +25,14 @@ const NETWORK_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'ECONNABORTED', 'EP
  * - malformed SSE data (not JSON) → {@link ChatProviderError} saying so;
  * - anything else, including an `error` object sent in the stream → {@link ChatProviderError} `Error: …`.
  *
- * A {@link ChatProviderError} is returned as it is (a plain one with a secret in its message is
- * rebuilt with the secret redacted). Aborts are not handled here: callers check their signal first
- * and throw its reason.
+ * A {@link ChatProviderError} is returned as it is, or as a redacted copy if a secret is reachable
+ * from it. Aborts are not handled here: callers check their signal first and throw its reason.
  */
 export function convertError(error: unknown, context: ErrorConversionContext): ChatProviderError {
-  const clean = (text: string): string => redact(text, context.secrets);
-  if (ChatProviderError.isInstance(error)) {
-    // one of ours, possibly quoting server data: kept unless a secret slipped into its message
-    const leaks = error.constructor === ChatProviderError && containsSecret(error.message, context.secrets);
-    return leaks ? new ChatProviderError(clean(error.message)) : error;
-  }
-  const cause = causeOption(error, context);
+  const clean = (text: string): string => redactSecrets(text, context.secrets);
+  // one of ours, possibly quoting server data: kept unless a secret slipped into it
+  if (ChatProviderError.isInstance(error)) return scrubSecrets(error, context.secrets);
+  const cause: ErrorOptions = { cause: scrubSecrets(error, context.secrets) };
   const classes = sdkClassNames(error);
   const message = clean(errorMessage(error));
 
@@ -97,23 +92,6 @@ function retryAfterSeconds(headers: Headers | undefined): number | undefined {
   if (Number.isFinite(seconds)) return Math.max(0, seconds);
   const date = Date.parse(value);
   return Number.isNaN(date) ? undefined : Math.max(0, (date - Date.now()) / 1000);
-}
-
-function causeOption(error: unknown, context: ErrorConversionContext): ErrorOptions {
-  return containsSecret(describeForSecrets(error), context.secrets) ? {} : { cause: error };
-}
-
-/** Everything of an error a log could print: messages and bodies down the cause chain. */
-function describeForSecrets(error: unknown): string {
-  const texts: string[] = [];
-  let current: unknown = error;
-  for (let depth = 0; depth < 5 && current !== undefined && current !== null; depth++) {
-    texts.push(errorMessage(current));
-    const body = (current as { error?: unknown }).error;
-    if (body !== undefined) texts.push(safeJSON(body));
-    current = (current as { cause?: unknown }).cause;
-  }
-  return texts.join('\n');
 }
 
 /** `message (detail: detail…)`, with the messages of `error` and its causes that `message` lacks. */

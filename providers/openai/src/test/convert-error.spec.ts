@@ -102,15 +102,21 @@ describe('convertError (kosong spec §2.6, §7.1)', () => {
     expect(other.message).to.equal('Error: odd');
   });
 
-  it('redacts the API key and bearer tokens, and drops a cause that holds the key', () => {
-    const leaky = sdk.APIError.generate(401, { error: { message: `Incorrect API key provided: ${TEST_KEY}` } }, undefined, new Headers());
+  it('redacts the API key and bearer tokens, and keeps as cause a copy of the SDK error with the key redacted everywhere', () => {
+    const echo = new Headers({ 'x-request-id': 'req-9', 'x-echo-authorization': `Bearer ${TEST_KEY}`, 'api-key': TEST_KEY });
+    const leaky = sdk.APIError.generate(401, { error: { message: `Incorrect API key provided: ${TEST_KEY}` } }, undefined, echo);
     const error = convert(leaky);
-    expect(error.message).to.equal('401 Incorrect API key provided: [REDACTED]');
-    expect(error.cause).to.equal(undefined);
-    expect(inspect(error, { depth: 10 })).to.not.contain(TEST_KEY);
+    expect(error).to.include({ message: '401 Incorrect API key provided: [REDACTED]', statusCode: 401, requestId: 'req-9' });
+    expect(error.cause).to.be.instanceOf(sdk.AuthenticationError).and.not.equal(leaky);
+    expect(Object.fromEntries((error.cause as sdk.APIError).headers!)).to.include({ 'x-echo-authorization': 'Bearer [REDACTED]', 'api-key': '[REDACTED]' });
+    expect(inspect(error, { depth: Infinity, showHidden: true })).to.not.contain(TEST_KEY).and.not.contain(TEST_KEY.slice(1));
+    const headersOnly = convert(sdk.APIError.generate(401, { error: { message: 'Incorrect API key' } }, undefined, echo));
+    expect(inspect(headersOnly, { depth: Infinity, showHidden: true }), 'the key is only in the headers').to.not.contain(TEST_KEY.slice(1));
     const bearer = convert(new Error('proxy said: Authorization: Bearer abcdef123456 is invalid'));
     expect(bearer.message).to.equal('Error: proxy said: Authorization: Bearer [REDACTED] is invalid');
     const body = convert(sdk.APIError.generate(400, { error: { message: 'bad', echo: TEST_KEY } }, undefined, new Headers()));
-    expect(body.cause, 'the key is only in the body').to.equal(undefined);
+    expect(JSON.stringify((body.cause as sdk.APIError).error), 'the key is only in the body').to.equal('{"message":"bad","echo":"[REDACTED]"}');
+    const ours = new APIStatusError(401, `key ${TEST_KEY} refused`);
+    expect(convert(ours)).to.include({ statusCode: 401, message: 'key [REDACTED] refused' });
   });
 });

@@ -373,6 +373,21 @@ describe('OpenAIChatProvider over HTTP', () => {
       expect(error.message).to.equal('403 [REDACTED] is not allowed');
     });
 
+    it('keeps an Azure-style `api-key` header out of an error whose response echoes it, headers and body', async () => {
+      const azureKey = 'azure-key-5b7d9f1e3a';
+      ctx.server.reply((request, response) => {
+        const echoed = String(request.headers['api-key']);
+        response.writeHead(401, { 'content-type': 'application/json', 'api-key': echoed, 'x-echo': `api-key=${echoed}` });
+        response.end(JSON.stringify({ error: { message: 'Access denied due to invalid subscription key.', key: echoed } }));
+      });
+      const error = (await rejection(provider({ defaultHeaders: { 'api-key': azureKey } }).generate('', [], [user('hi')]))) as APIStatusError;
+      expect(ctx.server.lastRequest.headers['api-key']).to.equal(azureKey);
+      expect(error).to.include({ statusCode: 401, message: '401 Access denied due to invalid subscription key.' });
+      expect(error.cause, 'the SDK error is kept, redacted').to.be.instanceOf(Error);
+      expect(inspect(error, { depth: Infinity, showHidden: true })).to.not.contain(azureKey.slice(1)).and.not.contain(TEST_KEY.slice(1));
+      expect(JSON.stringify(error)).to.not.contain(azureKey.slice(1));
+    });
+
     it('never shows the API key when logged or serialised', () => {
       const p = provider().withThinking('low');
       expect(inspect(p, { depth: 10 })).to.not.contain(TEST_KEY);
