@@ -1,4 +1,4 @@
-import { APITimeoutError, ChatProviderError, type JsonValue } from '@kosong/core';
+import { APITimeoutError, ChatProviderError, redactSecrets, type JsonValue } from '@kosong/core';
 import OpenAI, { type ClientOptions } from 'openai';
 import type { ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
 
@@ -125,6 +125,18 @@ export class ChatCompletionsConnection {
       throw convertError(error, { secrets: this.secrets() });
     }
     const idleTimeoutMs = this.#timeoutMs ?? this.client.timeout;
+    const contentType = result.response.headers.get('content-type');
+    if (!mayBeEventStream(contentType)) {
+      const preview = await bodyPreview(result.response, idleTimeoutMs);
+      idle.abort();
+      throw new ChatProviderError(
+        redactSecrets(
+          `The server answered HTTP ${result.response.status} with content type "${contentType}" instead of an event stream (text/event-stream): ` +
+            `is the base URL (${this.baseURL}) a Chat Completions API? The body begins: ${JSON.stringify(preview)}`,
+          this.secrets(),
+        ),
+      );
+    }
     return new ChatCompletionsStream(result.data, {
       converter,
       traceId: result.response.headers.get('x-trace-id') ?? undefined,
@@ -134,4 +146,37 @@ export class ChatCompletionsConnection {
       secrets: () => this.secrets(),
     });
   }
+}
+
+/** Whether a response of this content type may be a Chat Completions event stream (some servers send SSE as `text/plain`, or no type). */
+function mayBeEventStream(contentType: string | null): boolean {
+  if (contentType === null) return true;
+  const type = contentType.split(';')[0]!.trim().toLowerCase();
+  return type === '' || type === 'text/event-stream' || type === 'text/plain';
+}
+
+const PREVIEW_BYTES = 300;
+
+/** The first bytes of a body as text (for an error message); gives up after `timeoutMs`. The body is cancelled. */
+async function bodyPreview(response: Response, timeoutMs: number): Promise<string> {
+  const reader = response.body?.getReader();
+  if (reader === undefined) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const timer = setTimeout(() => void reader.cancel().catch(() => undefined), timeoutMs);
+  try {
+    while (size < PREVIEW_BYTES) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.byteLength;
+    }
+  } catch {
+    // what arrived is enough for a preview
+  } finally {
+    clearTimeout(timer);
+    void reader.cancel().catch(() => undefined);
+  }
+  const text = Buffer.concat(chunks).toString('utf8', 0, Math.min(size, PREVIEW_BYTES));
+  return size > PREVIEW_BYTES ? `${text}…` : text;
 }

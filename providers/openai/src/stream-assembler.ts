@@ -32,7 +32,8 @@ interface CallState {
  * `ToolCall` with the arguments gathered so far. In the usual case (calls one after another) nothing
  * waits and everything streams as it arrives.
  *
- * A call without an id gets a generated one.
+ * A delta with a new `id` at an index already used starts a new call (some servers send index 0
+ * for every call). A call without an id gets a generated one.
  */
 export class StreamAssembler {
   readonly #calls = new Map<number | string, CallState>();
@@ -63,6 +64,8 @@ export class StreamAssembler {
     const key = this.#keyOf(delta);
     this.#lastKey = key;
     let call = this.#calls.get(key);
+    // A new id at a used index is a new call: Ollama and some gateways send index 0 for every call.
+    if (call !== undefined && delta.id && call.id !== undefined && delta.id !== call.id) call = undefined;
     const isNew = call === undefined;
     if (call === undefined) {
       call = { index: delta.index, id: undefined, name: undefined, args: null, scanner: new JsonValueScanner(), status: 'waiting' };

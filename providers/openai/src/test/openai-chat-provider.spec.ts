@@ -7,6 +7,7 @@ import {
   APITimeoutError,
   ChatProviderError,
   generate,
+  isRetryableError,
   textPart,
   thinkPart,
   tokenUsage,
@@ -123,6 +124,23 @@ describe('OpenAIChatProvider over HTTP', () => {
       ]);
     });
 
+    it('takes a new id at a used index as a new call (index 0 for every call, as Ollama sends them), with or without text between', async () => {
+      for (const between of [[], [completionChunk({ delta: { content: 'and' } })]]) {
+        ctx.server.reply({
+          type: 'stream',
+          chunks: [
+            toolCallChunk({ index: 0, id: 'a', type: 'function', function: { name: 'f', arguments: '{"v":1}' } }),
+            ...between,
+            toolCallChunk({ index: 0, id: 'b', type: 'function', function: { name: 'f', arguments: '{"v":' } }),
+            toolCallChunk({ index: 0, function: { arguments: '2}' } }),
+            completionChunk({ finishReason: 'tool_calls' }),
+          ],
+        });
+        const result = await generate({ provider: provider(), systemPrompt: '', history: [user('two calls')] });
+        expect(result.message.toolCalls).to.deep.equal([toolCall('a', 'f', '{"v":1}'), toolCall('b', 'f', '{"v":2}')]);
+      }
+    });
+
     it('gives a tool call without an id a generated one', async () => {
       ctx.server.reply({
         type: 'stream',
@@ -194,6 +212,26 @@ describe('OpenAIChatProvider over HTTP', () => {
       const { error } = await drain(await provider().generate('', [], [user('hi')]));
       expect(APIConnectionError.isInstance(error)).to.equal(true);
       expect((error as Error).message).to.match(/no finish_reason/);
+    });
+
+    it('an HTTP 200 with an HTML page (a wrong base URL, a captive portal): a ChatProviderError naming the content type, not retried', async () => {
+      ctx.server.reply((_request, response) => {
+        response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+        response.end('<!DOCTYPE html><html><head><title>Sign in</title></head><body>Welcome</body></html>');
+      });
+      const error = await rejection(provider().generate('', [], [user('hi')]));
+      expect(ChatProviderError.isInstance(error), String(error)).to.equal(true);
+      expect(isRetryableError(error)).to.equal(false);
+      expect((error as Error).message).to.include('text/html').and.include('<!DOCTYPE html><html><head><title>Sign in');
+      expect((error as Error).message).not.to.match(/finish_reason/);
+      expect(await closedWithin(ctx.server.lastRequest.closed)).not.to.equal('open');
+    });
+
+    it('an HTTP 200 with a JSON body to a streamed request: a ChatProviderError naming the content type', async () => {
+      ctx.server.reply({ type: 'json', body: { id: 'x', object: 'chat.completion', choices: [] } });
+      const error = await rejection(provider().generate('', [], [user('hi')]));
+      expect(ChatProviderError.isInstance(error) && !isRetryableError(error)).to.equal(true);
+      expect((error as Error).message).to.include('application/json');
     });
 
     it('429 with retry-after: APIStatusError with the wait, and the SDK does not retry by itself', async () => {

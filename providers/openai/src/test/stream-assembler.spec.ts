@@ -102,6 +102,32 @@ describe('StreamAssembler: tool-call deltas keyed by index', () => {
     expect(steps.flat().concat(end)).to.deep.equal([toolCall('a', 'f', '{"x":'), toolCallPart('1}'), toolCall('b', 'g', '{}')]);
   });
 
+  it('starts a new call for a new id at a used index (Ollama and some gateways send index 0 for every call)', () => {
+    const { steps, end } = run([
+      delta(0, { id: 'a', name: 'f', arguments: '{"v":1}' }),
+      delta(0, { id: 'b', name: 'f', arguments: '{"v":2}' }),
+      delta(0, { id: 'c', name: 'g', arguments: '{"v":' }),
+      delta(0, { arguments: '3}' }),
+    ]);
+    expect(steps.flat().concat(end)).to.deep.equal([toolCall('a', 'f', '{"v":1}'), toolCall('b', 'f', '{"v":2}'), toolCall('c', 'g', '{"v":'), toolCallPart('3}')]);
+  });
+
+  it('starts a new call for a new id at a used index with text in between, instead of failing', () => {
+    const { steps, end } = run([
+      delta(0, { id: 'a', name: 'f', arguments: '{"v":1}' }),
+      textPart('and then'),
+      delta(0, { id: 'b', name: 'f', arguments: '{"v":' }),
+      delta(0, { arguments: '2}' }),
+    ]);
+    expect(steps.flat().concat(end)).to.deep.equal([toolCall('a', 'f', '{"v":1}'), textPart('and then'), toolCall('b', 'f', '{"v":'), toolCallPart('2}')]);
+  });
+
+  it('a new id at the index of a call still streaming waits for it (or the end), like any other call', () => {
+    const { end, steps } = run([delta(0, { id: 'a', name: 'f', arguments: '{"v":' }), delta(0, { id: 'b', name: 'g', arguments: '{}' }), delta(1, { id: 'c', name: 'h', arguments: '{}' })]);
+    expect(steps.flat()).to.deep.equal([toolCall('a', 'f', '{"v":')]);
+    expect(end).to.deep.equal([toolCall('b', 'g', '{}'), toolCall('c', 'h', '{}')]);
+  });
+
   it('rejects arguments for a call that was already complete and closed', () => {
     const assembler = new StreamAssembler(() => 'id');
     const out: StreamedMessagePart[] = [];
