@@ -1,9 +1,9 @@
 import { messageToJSON } from '../message/json.js';
 import type { Message } from '../message/message.js';
 import { AppendOnlyFile, type FileState } from './append-only-file.js';
+import type { AgentContext } from './context.js';
 import { cutHistoryFile, keepTornTail, readHistoryFile } from './history-file.js';
 import { parseJsonlHistory } from './jsonl-history.js';
-import type { AgentContext } from './context.js';
 
 
 /** What {@link LinearContext.restore} found. */
