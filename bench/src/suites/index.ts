@@ -7,13 +7,14 @@
 import type { Suite } from '../harness.js';
 import { anthropicSuite } from './anthropic/index.js';
 import { argumentsSuite } from './arguments/index.js';
+import { distributedSuite } from './distributed/index.js';
 import { geminiSuite } from './gemini/index.js';
 import { kernelSuite } from './kernel/index.js';
 import { openAISuite } from './openai/index.js';
 import { otelSuite } from './otel/index.js';
 import { stepSuite } from './step/index.js';
 
-export const suites: readonly Suite[] = [stepSuite, kernelSuite, otelSuite, openAISuite, anthropicSuite, geminiSuite, argumentsSuite];
+export const suites: readonly Suite[] = [stepSuite, kernelSuite, otelSuite, openAISuite, anthropicSuite, geminiSuite, argumentsSuite, distributedSuite];
 
 /** The suite called `name`; throws if there is none. */
 export function findSuite(name: string): Suite {

@@ -43,6 +43,9 @@ export interface AgentWorkerOptions {
   readonly prefix?: string;
 }
 
+/** The name of the event-publishing script on the worker's connection. */
+const PUBLISH_COMMAND = 'kosongPublishTurnEvent';
+
 /** Events are trimmed to about this many per turn. */
 const MAX_EVENTS_PER_TURN = 100_000;
 
@@ -64,7 +67,10 @@ export class AgentWorker {
   readonly id = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   readonly #worker: Worker;
   readonly #turnQueue: Queue;
+  /** The BullMQ worker's connection (its commands wait through reconnections). */
   readonly #redis: Redis;
+  /** Everything else: sessions, leases, events (its commands fail after a few reconnection attempts). */
+  readonly #commands: Redis;
   readonly #subscriber: Redis;
   readonly #keys: GlobalKeys;
   readonly #prefix: string;
@@ -78,6 +84,9 @@ export class AgentWorker {
     this.#keys = new GlobalKeys(this.#prefix);
     this.#redis = createRedis(options.connection, { blocking: true, name: 'kosong-agent-worker' });
     this.#subscriber = createRedis(options.connection, { blocking: true, name: 'kosong-turn-cancel' });
+    this.#commands = createRedis(options.connection, { blocking: false, name: 'kosong-agent-commands' });
+    // Events are the hot path (one per streamed part): sent as EVALSHA, not the whole script each time.
+    this.#commands.defineCommand(PUBLISH_COMMAND, { numberOfKeys: 2, lua: PUBLISH_SCRIPT });
     const lockDuration = options.lockDurationMs ?? 30_000;
     this.#worker = new Worker(TURN_QUEUE, (job, token, signal) => this.#process(job as Job<TurnJobData>, token, signal), {
       connection: this.#redis,
@@ -89,7 +98,7 @@ export class AgentWorker {
       autorun: false,
     });
     this.#worker.on('error', () => undefined);
-    this.#turnQueue = new Queue(TURN_QUEUE, { connection: this.#redis, prefix: this.#prefix });
+    this.#turnQueue = new Queue(TURN_QUEUE, { connection: this.#commands, prefix: this.#prefix });
     this.#turnQueue.on('error', () => undefined);
   }
 
@@ -122,11 +131,12 @@ export class AgentWorker {
     const data = job.data;
     const keys = new SessionKeys(this.#prefix, data.tenant ?? undefined, data.session);
     const turnKey = keys.turn(data.turnId);
-    const state = await this.#redis.hgetall(turnKey);
+    const state = await this.#commands.hgetall(turnKey);
     if (state.state === undefined) throw new UnrecoverableError(`Turn ${data.turnId}: its state is gone from Redis`);
     if (state.state !== 'queued' && state.state !== 'running') return state.result ? (JSON.parse(state.result) as QueuedTurnResult) : null;
     if (state.cancel !== undefined) {
       await this.#finish(keys, data.turnId, undefined, { type: 'turn_cancelled', reason: state.cancel });
+      await this.#promoteNext(keys);
       return null;
     }
     if (!(await this.#isFirstInLine(keys, data.turnId))) return this.#putAside(job, token);
@@ -137,22 +147,22 @@ export class AgentWorker {
       interrupted.value = interruption;
       controller.abort(interruption.kind === 'cancel' ? new Error(interruption.reason) : interruption.error);
     };
-    const lease = await SessionLease.acquire(this.#redis, keys, this.options.lockDurationMs ?? 30_000, () =>
+    const lease = await SessionLease.acquire(this.#commands, keys, this.options.lockDurationMs ?? 30_000, () =>
       interrupt({ kind: 'lost', error: new FencedError(data.tenant ?? undefined, data.session, 0) }),
     );
     if (!lease) return this.#putAside(job, token);
     this.#running.set(data.turnId, interrupt);
     const onJobLost = (): void => interrupt({ kind: 'lost', error: new Error('this worker lost the turn (its job lock expired)') });
     signal?.addEventListener('abort', onJobLost, { once: true });
-    const publisher = new EventPublisher(this.#redis, keys.events(data.turnId), keys.owner, lease.token, (error) => interrupt({ kind: 'lost', error }));
+    const publisher = new EventPublisher(this.#commands, keys.events(data.turnId), keys.owner, lease.token, (error) => interrupt({ kind: 'lost', error }));
     try {
-      const cancelled = await this.#redis.hget(turnKey, 'cancel');
+      const cancelled = await this.#commands.hget(turnKey, 'cancel');
       if (cancelled !== null) {
         await this.#finish(keys, data.turnId, publisher, { type: 'turn_cancelled', reason: cancelled });
         return null;
       }
-      await this.#redis.hset(turnKey, 'state', 'running');
-      const attempt = await this.#redis.hincrby(turnKey, 'attempts', 1);
+      await this.#commands.hset(turnKey, 'state', 'running');
+      const attempt = await this.#commands.hincrby(turnKey, 'attempts', 1);
       const result = await this.#runTurn(data, keys, lease, publisher, attempt, controller.signal, interrupt);
       await this.#finish(keys, data.turnId, publisher, { type: 'turn_end', result });
       return result;
@@ -188,7 +198,7 @@ export class AgentWorker {
     let usage: TokenUsage = tokenUsage();
     let stepUsage: TokenUsage | undefined;
     const context = new RedisContext({
-      connection: this.#redis,
+      connection: this.#commands,
       tenant: data.tenant ?? undefined,
       session: data.session,
       prefix: this.#prefix,
@@ -238,7 +248,7 @@ export class AgentWorker {
             onStepStart: async (event) => {
               // Recorded before the provider is called, so a recovery can cancel this step's tool jobs.
               try {
-                const cancel = await this.#redis.eval(STEP_START_SCRIPT, 3, keys.meta, keys.owner, turnKey, lease.token, `${data.turnId}\t${event.stepId}`);
+                const cancel = await this.#commands.eval(STEP_START_SCRIPT, 3, keys.meta, keys.owner, turnKey, lease.token, `${data.turnId}\t${event.stepId}`);
                 if (typeof cancel === 'string') interrupt({ kind: 'cancel', reason: cancel });
               } catch (error) {
                 interrupt({ kind: 'lost', error: error instanceof Error && error.message.includes('FENCED') ? new FencedError(data.tenant ?? undefined, data.session, lease.token) : (error as Error) });
@@ -257,14 +267,14 @@ export class AgentWorker {
 
   /** Cancels the tool jobs of the step the turn's lost worker was running, and waits for them to stop. */
   async #cancelOrphans(keys: SessionKeys, turnId: string): Promise<void> {
-    const running = await this.#redis.hget(keys.meta, 'turnStepId');
+    const running = await this.#commands.hget(keys.meta, 'turnStepId');
     const [turn, stepId] = (running ?? '').split('\t');
     if (turn !== turnId || !stepId) return; // the lost worker had not started a step of this turn
-    const members = await this.#redis.smembers(this.#keys.stepJobs(stepId));
+    const members = await this.#commands.smembers(this.#keys.stepJobs(stepId));
     await Promise.all(
       members.map(async (member) => {
         const [queueName, jobId] = member.split('\t') as [string, string];
-        await cancelToolJobAndWait(this.#toolQueue(queueName), this.#redis, this.#keys, jobId, 'the turn is being recovered on another worker', this.options.orphanDeadlineMs ?? 10_000);
+        await cancelToolJobAndWait(this.#toolQueue(queueName), this.#commands, this.#keys, jobId, 'the turn is being recovered on another worker', this.options.orphanDeadlineMs ?? 10_000);
       }),
     );
   }
@@ -272,7 +282,7 @@ export class AgentWorker {
   #toolQueue(name: string): Queue {
     let queue = this.#toolQueues.get(name);
     if (!queue) {
-      queue = new Queue(name, { connection: this.#redis, prefix: this.#prefix });
+      queue = new Queue(name, { connection: this.#commands, prefix: this.#prefix });
       queue.on('error', () => undefined);
       this.#toolQueues.set(name, queue);
     }
@@ -282,13 +292,13 @@ export class AgentWorker {
   /** Whether this turn is the session's earliest pending one; finished or vanished turns ahead of it are cleared. */
   async #isFirstInLine(keys: SessionKeys, turnId: string): Promise<boolean> {
     for (;;) {
-      const [head] = await this.#redis.zrange(keys.pending, 0, 0);
+      const [head] = await this.#commands.zrange(keys.pending, 0, 0);
       if (head === undefined || head === turnId) return true;
-      const headState = await this.#redis.hget(keys.turn(head), 'state');
+      const headState = await this.#commands.hget(keys.turn(head), 'state');
       const job = await Job.fromId(this.#turnQueue, head).catch(() => undefined);
       const finished = headState === null || (headState !== 'queued' && headState !== 'running') || (job?.finishedOn !== undefined && job?.failedReason !== undefined);
       if (!finished) return false;
-      await this.#redis.zrem(keys.pending, head);
+      await this.#commands.zrem(keys.pending, head);
     }
   }
 
@@ -301,7 +311,7 @@ export class AgentWorker {
   /** Wakes the session's next pending turn, if it was put aside. */
   async #promoteNext(keys: SessionKeys): Promise<void> {
     try {
-      const [next] = await this.#redis.zrange(keys.pending, 0, 0);
+      const [next] = await this.#commands.zrange(keys.pending, 0, 0);
       if (next === undefined) return;
       const job = await Job.fromId(this.#turnQueue, next);
       if (job && (await job.isDelayed())) await job.promote();
@@ -316,10 +326,10 @@ export class AgentWorker {
       publisher.publish(event);
       await publisher.flush();
     } else {
-      await this.#redis.xadd(keys.events(turnId), '*', 'e', JSON.stringify(event));
+      await this.#commands.xadd(keys.events(turnId), '*', 'e', JSON.stringify(event));
     }
     const state = event.type === 'turn_end' ? 'done' : event.type === 'turn_failed' ? 'failed' : 'cancelled';
-    await this.#redis.eval(FINISH_SCRIPT, 3, keys.turn(turnId), keys.pending, keys.events(turnId), turnId, state, JSON.stringify(event.type === 'turn_end' ? event.result : event), TURN_TTL_SECONDS);
+    await this.#commands.eval(FINISH_SCRIPT, 3, keys.turn(turnId), keys.pending, keys.events(turnId), turnId, state, JSON.stringify(event.type === 'turn_end' ? event.result : event), TURN_TTL_SECONDS);
   }
 
   /** Stops taking turns, lets running ones finish (aborting them after `deadlineMs`), closes connections. */
@@ -333,7 +343,7 @@ export class AgentWorker {
       } finally {
         clearTimeout(deadline);
         await Promise.all([...this.#toolQueues.values(), this.#turnQueue].map((q) => closeWithin(() => q.close())));
-        await Promise.all([closeRedis(this.#subscriber), closeRedis(this.#redis)]);
+        await Promise.all([closeRedis(this.#subscriber), closeRedis(this.#commands), closeRedis(this.#redis)]);
       }
     })();
     return this.#closing;
@@ -357,7 +367,8 @@ class EventPublisher {
   ) {}
 
   publish(event: TurnEvent): void {
-    const sent = this.redis.eval(PUBLISH_SCRIPT, 2, this.stream, this.owner, this.fence, MAX_EVENTS_PER_TURN, JSON.stringify(event));
+    const publish = (this.redis as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>)[PUBLISH_COMMAND]!;
+    const sent = publish.call(this.redis, this.stream, this.owner, this.fence, MAX_EVENTS_PER_TURN, JSON.stringify(event));
     this.#last = sent.catch((error: unknown) => {
       if (this.#failed) return;
       this.#failed = true;

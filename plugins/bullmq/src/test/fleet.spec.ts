@@ -4,7 +4,8 @@ import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import { SessionKeys, toolQueueName, TurnQueue, type TurnEvent, type TurnHandle } from '../index.js';
 import { planInput, type Plan } from '../testing/plan-provider.js';
-import { fixture, TestProcess } from './processes.js';
+import { TestProcess } from '../testing/test-process.js';
+import { fixture } from './fixtures.js';
 import { RedisServer } from '../testing/redis-server.js';
 import { testPrefix, until } from './support.js';
 

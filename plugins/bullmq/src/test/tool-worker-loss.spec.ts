@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import { RemoteToolset } from '../index.js';
-import { fixture, TestProcess } from './processes.js';
+import { TestProcess } from '../testing/test-process.js';
+import { fixture } from './fixtures.js';
 import { RedisServer } from '../testing/redis-server.js';
 import { call, testPrefix, until } from './support.js';
 

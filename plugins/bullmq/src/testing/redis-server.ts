@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -99,6 +100,13 @@ export class RedisServer {
   /** Kills the server at once (SIGKILL), as a crash would. */
   async kill(): Promise<void> {
     await this.#stopProcess('SIGKILL');
+  }
+
+  /** Kills the server and removes its directory now, without waiting (for `process.on('exit')` handlers). */
+  killSync(): void {
+    this.#process?.kill('SIGKILL');
+    this.#process = undefined;
+    rmSync(this.dir, { recursive: true, force: true });
   }
 
   /** Stops the server and removes its directory. */

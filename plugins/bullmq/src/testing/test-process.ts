@@ -1,10 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 
-/** The compiled fixture `name` (e.g. `tool-worker-main.js`). */
-export const fixture = (name: string): string => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
-
-/** A child process of a test: started, waited for (`ready` on stdout), killed, and never left behind. */
+/** A worker process of a test or benchmark: started, waited for (`ready` on stdout), stopped or killed. */
 export class TestProcess {
   readonly output: string[] = [];
   readonly exited: Promise<number | null>;
@@ -44,6 +40,11 @@ export class TestProcess {
 
   get alive(): boolean {
     return this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  /** SIGKILL now, without waiting (for `process.on('exit')` handlers). */
+  killSync(): void {
+    if (this.alive) this.child.kill('SIGKILL');
   }
 
   /** SIGKILL: a crash. */
