@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { addUsage, tokenUsage, type AgentTurnResult, type Kernel, type Message, type TokenUsage } from '@kosong/core';
-import { DelayedError, Job, Queue, UnrecoverableError, Worker } from 'bullmq';
+import { DelayedError, Job, Queue, UnrecoverableError, WaitingError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { closeRedis, closeWithin, createRedis, type RedisConnection } from './connection.js';
 import { FencedError } from './errors.js';
@@ -49,8 +49,11 @@ const PUBLISH_COMMAND = 'kosongPublishTurnEvent';
 /** Events are trimmed to about this many per turn. */
 const MAX_EVENTS_PER_TURN = 100_000;
 
-/** Why a running turn was aborted. */
-type Interruption = { readonly kind: 'cancel'; readonly reason: string } | { readonly kind: 'lost'; readonly error: Error };
+/** Why a running turn was aborted: cancelled, lost (to a zombie check or Redis), or handed over (this worker shuts down). */
+type Interruption =
+  | { readonly kind: 'cancel'; readonly reason: string }
+  | { readonly kind: 'lost'; readonly error: Error }
+  | { readonly kind: 'handover'; readonly error: Error };
 
 /**
  * Runs queued agent turns: `kernel.agent()` for the turn's tenant, on a `RedisContext` of its
@@ -171,6 +174,11 @@ export class AgentWorker {
       if (why?.kind === 'cancel') {
         await this.#finish(keys, data.turnId, publisher, { type: 'turn_cancelled', reason: why.reason });
         return null;
+      }
+      if (why?.kind === 'handover') {
+        // Back to the queue: another worker goes on from the last whole step, as after a crash.
+        await job.moveToWait(token);
+        throw new WaitingError();
       }
       if (why?.kind === 'lost' || FencedError.isInstance(error)) {
         // Not ours any more (or Redis lost it): whoever holds the turn now publishes its end.
@@ -332,11 +340,14 @@ export class AgentWorker {
     await this.#commands.eval(FINISH_SCRIPT, 3, keys.turn(turnId), keys.pending, keys.events(turnId), turnId, state, JSON.stringify(event.type === 'turn_end' ? event.result : event), TURN_TTL_SECONDS);
   }
 
-  /** Stops taking turns, lets running ones finish (aborting them after `deadlineMs`), closes connections. */
+  /**
+   * Stops taking turns and lets running ones finish; those still running after `deadlineMs` (default
+   * 10 s) are stopped and put back in the queue, for another worker to go on from their last whole step.
+   */
   close(options: { readonly deadlineMs?: number } = {}): Promise<void> {
     this.#closing ??= (async () => {
       const deadline = setTimeout(() => {
-        for (const interrupt of this.#running.values()) interrupt({ kind: 'lost', error: new Error('the agent worker is shutting down') });
+        for (const interrupt of this.#running.values()) interrupt({ kind: 'handover', error: new Error('the agent worker is shutting down') });
       }, options.deadlineMs ?? 10_000);
       try {
         await closeWithin(() => this.#worker.close(), (options.deadlineMs ?? 10_000) + 5_000);

@@ -12,7 +12,7 @@ export const distributedSuite: Suite = {
   name: 'distributed',
   title: 'Distributed: remote tool calls and queued turns on BullMQ + Redis',
   workload:
-    'calls: 200 sequential calls of a tool that answers at once; turns: 24 turns over 8 sessions, each 2 steps (one remote tool call, then an answer) from a scripted model; a local redis-server',
+    'calls: 200 sequential calls of a tool that answers at once; turns: 48 turns over 16 sessions, each 2 steps (one remote tool call, then an answer) from a scripted model streaming 5 parts 10 ms apart per step (latency, like a real model); a local redis-server',
   baseline: 'local-calls',
   variants: [
     {
@@ -27,7 +27,7 @@ export const distributedSuite: Suite = {
     },
     {
       name: 'turns-1w',
-      description: '24 turns submitted with `TurnQueue`, run by 1 worker process (agent + tool worker, concurrency 4)',
+      description: '48 turns submitted with `TurnQueue`, run by 1 worker process (agent + tool worker, concurrency 4)',
       load: async () => ({ prepare: (await import('./variants.js')).prepareTurns(1) }),
       maxRuns: { warmup: 1, timed: 2 },
     },

@@ -12,8 +12,10 @@ import { benchToolset } from './echo-toolset.js';
 import { startFleet } from './fleet.js';
 
 const CALLS = 200;
-const TURNS = 24;
-const SESSIONS = 8;
+const TURNS = 48;
+const SESSIONS = 16;
+/** Each step streams 5 parts 10 ms apart: a model's latency, as a real one has (the turns then wait on I/O, not CPU). */
+const PART_DELAY_MS = 10;
 let batch = 0;
 
 const echoCall = (id: string): ToolCall => ({ type: 'function', id, function: { name: 'echo', arguments: '{"x":1}' } });
@@ -62,7 +64,7 @@ export function prepareTurns(workers: number): () => Promise<PreparedVariant<num
         const run = batch++;
         const handles = [];
         for (let i = 0; i < TURNS; i++) {
-          const input = planInput({ label: `r${run}t${i}`, steps: [[{ tool: 'echo', args: { i } }]] });
+          const input = planInput({ label: `r${run}t${i}`, steps: [[{ tool: 'echo', args: { i } }]], parts: 5, partDelayMs: PART_DELAY_MS });
           handles.push(await turns.submit({ tenant: 'bench', session: `r${run}s${i % SESSIONS}`, input }));
         }
         const results = await Promise.all(handles.map((h) => h.result()));

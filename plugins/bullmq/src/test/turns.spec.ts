@@ -154,6 +154,29 @@ describe('TurnQueue and AgentWorker (real Redis, in-process workers)', function 
     expect((error as TurnFailedError).errorName).to.equal('UnknownTenantError');
   });
 
+  it('a worker shutting down hands its running turn over: another worker goes on from the last whole step', async () => {
+    const { probes, agentWorkers } = await fleet(['acme'], 2);
+    const turns = turnQueue();
+    const turn = await turns.submit({ tenant: 'acme', session: 'handover', input: planInput({ label: 'h', steps: [[{ tool: 'echo' }], [{ tool: 'sleep', args: { ms: 60_000 } }]] }) });
+    const events: TurnEvent[] = [];
+    const following = (async () => {
+      for await (const event of turn.events()) events.push(event);
+    })();
+    await until(() => probes.get('acme')!.records.length === 2, 20_000, 'the second step to run its tool');
+    const first = events.find((e) => e.type === 'turn_start');
+    const running = agentWorkers.find((w) => first?.type === 'turn_start' && w.id === first.worker)!;
+    await running.close({ deadlineMs: 100 });
+    await until(() => events.some((e) => e.type === 'turn_resumed'), 30_000, 'another worker to take the turn over');
+    const starts = events.filter((e) => e.type === 'turn_start');
+    expect(starts.map((e) => e.type === 'turn_start' && e.attempt)).to.deep.equal([1, 2]);
+    expect(starts[1]!.type === 'turn_start' && starts[1]!.worker).to.not.equal(running.id);
+    expect(events.find((e) => e.type === 'turn_resumed')).to.deep.include({ fromStep: 2 });
+    expect((await history('acme', 'handover')).map((m) => m.role)).to.deep.equal(['user', 'assistant', 'tool']);
+    await turn.cancel();
+    expect(TurnCancelledError.isInstance(await turn.result().catch((e: unknown) => e))).to.equal(true);
+    await following;
+  });
+
   it('refuses bad submissions', async () => {
     const turns = turnQueue();
     for (const bad of [{ session: '' }, { session: 's', input: '' }, { session: 's', input: [] }, { session: 's', tenant: '' }, { session: 's', options: { maxSteps: 0 } }]) {
