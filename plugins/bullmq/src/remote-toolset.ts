@@ -162,6 +162,8 @@ export class RemoteToolset implements Toolset {
     const interruption = new Promise<{ readonly reason: unknown; readonly timedOut: boolean }>((resolve) => {
       onAbort = () => resolve({ reason: signal.reason, timedOut: false });
       signal.addEventListener('abort', onAbort, { once: true });
+      // The step may have aborted while the job was being enqueued: the listener came too late for that.
+      if (signal.aborted) onAbort();
       timer = setTimeout(() => resolve({ reason: `timed out after ${timeoutMs} ms`, timedOut: true }), timeoutMs);
     });
     try {

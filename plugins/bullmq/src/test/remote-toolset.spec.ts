@@ -126,6 +126,23 @@ describe('RemoteToolset and ToolWorker (real Redis)', function () {
     expect(cleanup!.leaked).to.deep.equal([]);
   });
 
+  it('an abort while the call is being enqueued still cancels it (regression: the abort was missed until the timeout)', async () => {
+    const probe = new ProbeToolset();
+    await worker(probe);
+    const tools = await remote({ timeoutMs: 60_000 });
+    for (let i = 0; i < 5; i++) {
+      const controller = new AbortController();
+      const c = call(`r${i}`, 'sleep', { ms: 60_000 });
+      const started = Date.now();
+      const pending = tools.handle(c, { signal: controller.signal, toolCall: c, stepId: 'step-race', index: i });
+      controller.abort(new Error('at once'));
+      const result = await pending;
+      expect(result.returnValue.message).to.equal('Tool `sleep` was cancelled: at once');
+      expect(Date.now() - started).to.be.below(10_000);
+    }
+    await until(() => probe.records.every((r) => r.abortedAt !== undefined), 5_000, 'every started call to be aborted');
+  });
+
   it('a remote tool that ignores its abort is reported as leaked at the step cleanup deadline', async () => {
     const probe = new ProbeToolset();
     await worker(probe);
