@@ -8,6 +8,8 @@ import { InvalidGenerationOptionError, validateGenerationOptions, type Generatio
 import { Command, InvalidArgumentError } from 'commander';
 import { createInterface } from 'node:readline';
 import { CliSession, describeFailure, type TurnOutcome } from './cli-session.js';
+import { RemoteCliSession } from './remote-session.js';
+import { startWorker } from './worker-command.js';
 import { providerCatalog } from './provider-catalog.js';
 import { JsonRenderer } from './render/json-renderer.js';
 import type { Renderer } from './render/renderer.js';
@@ -22,7 +24,11 @@ interface GlobalOptions {
   readonly system?: string;
   readonly maxTokens?: number;
   readonly temperature?: number;
+  readonly redis?: string;
 }
+
+/** A local session, or one whose turns run on `kosong worker` processes (`--redis`). */
+type Session = CliSession | RemoteCliSession;
 
 const EXIT_CODE: Record<TurnOutcome, number> = { completed: 0, failed: 1, interrupted: 130 };
 
@@ -35,6 +41,7 @@ const program = new Command()
   .option('--allow-bash', 'offer the model a bash tool (it can run any command in the working directory)')
   .option('--max-steps <n>', 'steps per turn at most', positiveInteger, 25)
   .option('--system <prompt>', 'the system prompt')
+  .option('--redis <url>', 'run the turns on `kosong worker` processes through this Redis (redis://host:port); --session then names the session in Redis')
   .option('--max-tokens <n>', 'cap on the tokens of each response (thinking included where the provider counts it)', generationValue('maxOutputTokens'))
   .option('--temperature <t>', 'sampling temperature, 0 to 2 (a provider that allows less refuses more)', generationValue('temperature'))
   // Usage errors exit 2, like every other setup error of the CLI (help and version exit 0).
@@ -87,14 +94,57 @@ program
   });
 
 program
+  .command('worker')
+  .description('take turns from the Redis given with --redis and run them (an agent worker, and a tool worker for the built-in tools in this directory), until Ctrl-C or SIGTERM')
+  .option('--concurrency <n>', 'turns run at once', positiveInteger, 4)
+  .action(async (commandOptions: { concurrency: number }) => {
+    const options = program.opts<GlobalOptions>();
+    if (options.redis === undefined) fail('kosong worker needs --redis <url>');
+    const catalog = await providerCatalog();
+    const provider = catalog.find((entry) => entry.name === options.provider);
+    if (!provider) fail(`unknown provider "${options.provider}"; available: ${catalog.map((e) => e.name).join(', ')}`);
+    let worker: Awaited<ReturnType<typeof startWorker>>;
+    process.stdout.write(`kosong worker: connecting to ${options.redis} (it waits for Redis to be reachable)\n`);
+    try {
+      worker = await startWorker({
+        redis: options.redis,
+        provider,
+        concurrency: commandOptions.concurrency,
+        cwd: process.cwd(),
+        allowBash: options.allowBash === true,
+        systemPrompt: options.system ?? defaultSystemPrompt(),
+        maxSteps: options.maxSteps,
+        env: process.env,
+      });
+    } catch (error) {
+      fail(describeFailure(error));
+    }
+    process.stdout.write(`kosong worker ${worker.id}: provider ${provider.name}, ${commandOptions.concurrency} turns at once, tools in ${process.cwd()}\n`);
+    let stopping = false;
+    const stop = (): void => {
+      if (stopping) process.exit(130); // a second Ctrl-C: at once
+      stopping = true;
+      process.stdout.write('stopping: running turns finish or go back to the queue\n');
+      void worker.close().then(() => process.exit(0));
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+
+program
   .command('providers')
   .description('list the providers that can be chosen with --provider')
   .action(async () => {
     for (const entry of await providerCatalog()) process.stdout.write(`${entry.name.padEnd(12)} ${entry.description}\n`);
   });
 
-async function openSession(options: GlobalOptions): Promise<CliSession> {
+async function openSession(options: GlobalOptions): Promise<Session> {
   const renderer: Renderer = options.json ? new JsonRenderer(process.stdout) : new TerminalRenderer(process.stdout, process.stdout.isTTY === true);
+  if (options.redis !== undefined) {
+    if (options.maxTokens !== undefined || options.temperature !== undefined) fail('--max-tokens and --temperature are not supported with --redis yet');
+    // The turns run on `kosong worker` processes, with their provider, tools and (unless --system) system prompt.
+    return new RemoteCliSession({ redis: options.redis, renderer, systemPrompt: options.system, maxSteps: options.maxSteps, session: options.session });
+  }
   const catalog = await providerCatalog();
   const provider = catalog.find((entry) => entry.name === options.provider);
   if (!provider) fail(`unknown provider "${options.provider}"; available: ${catalog.map((e) => e.name).join(', ')}`);
@@ -103,7 +153,7 @@ async function openSession(options: GlobalOptions): Promise<CliSession> {
       provider,
       renderer,
       cwd: process.cwd(),
-      systemPrompt: options.system ?? `You are kosong, a helpful assistant working in ${process.cwd()}. Use the tools to look at files.`,
+      systemPrompt: options.system ?? defaultSystemPrompt(),
       maxSteps: options.maxSteps,
       allowBash: options.allowBash === true,
       sessionFile: options.session,
@@ -119,7 +169,7 @@ async function openSession(options: GlobalOptions): Promise<CliSession> {
  * Ctrl-C (SIGINT): interrupts the running turn; when nothing runs, or on a second Ctrl-C while the
  * first is being handled, exits with 130.
  */
-function onInterrupt(session: CliSession, options: { exitWhenIdle: boolean; readline?: ReturnType<typeof createInterface> }): () => void {
+function onInterrupt(session: Session, options: { exitWhenIdle: boolean; readline?: ReturnType<typeof createInterface> }): () => void {
   let pressedAt = 0;
   const handler = (): void => {
     const now = Date.now();
@@ -135,6 +185,10 @@ function onInterrupt(session: CliSession, options: { exitWhenIdle: boolean; read
     process.off('SIGINT', handler);
     options.readline?.off('SIGINT', handler);
   };
+}
+
+function defaultSystemPrompt(): string {
+  return `You are kosong, a helpful assistant working in ${process.cwd()}. Use the tools to look at files.`;
 }
 
 function positiveInteger(value: string): number {

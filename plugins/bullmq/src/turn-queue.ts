@@ -90,9 +90,14 @@ export class TurnQueue {
     if (options.maxSteps !== undefined && (!Number.isInteger(options.maxSteps) || options.maxSteps < 1)) throw new TypeError('maxSteps must be a positive integer');
     const turnId = randomUUID();
     const keys = this.#sessionKeys(tenant, session);
-    await this.#redis.eval(SUBMIT_SCRIPT, 3, keys.seq, keys.pending, keys.turn(turnId), turnId, tenant ?? '', session, Date.now(), TURN_TTL_SECONDS);
-    const data: TurnJobData = { turnId, tenant: tenant ?? null, session, input, options };
-    await this.#queue.add('turn', data, { jobId: turnId, attempts: 1, removeOnComplete: { age: TURN_TTL_SECONDS }, removeOnFail: { age: TURN_TTL_SECONDS } });
+    try {
+      await this.#redis.eval(SUBMIT_SCRIPT, 3, keys.seq, keys.pending, keys.turn(turnId), turnId, tenant ?? '', session, Date.now(), TURN_TTL_SECONDS);
+      const data: TurnJobData = { turnId, tenant: tenant ?? null, session, input, options };
+      await this.#queue.add('turn', data, { jobId: turnId, attempts: 1, removeOnComplete: { age: TURN_TTL_SECONDS }, removeOnFail: { age: TURN_TTL_SECONDS } });
+    } catch (error) {
+      if (this.#redis.status === 'ready') throw error;
+      throw new RedisUnavailableError(`Cannot submit the turn: Redis is unreachable (${(error as Error).message})`, { cause: error });
+    }
     return this.handle(turnId, tenant, session);
   }
 
