@@ -3,44 +3,20 @@
  * Messages API server (ANTHROPIC_BASE_URL points at it). The CLI knows nothing of the Anthropic
  * package: it finds it by its `providerPlugins` export.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 
 import { apiError, messageReply, MessagesServer } from '@kosong/provider-anthropic/testing';
 import { expect } from 'chai';
 
-/** The CLI's entry point, from this package's build output (`test/lib`) to the CLI's (`cli/lib`). */
-const CLI_MAIN = fileURLToPath(new URL('../../cli/lib/main.js', import.meta.url));
+import { runCli as runCliWith, type CliExit } from './cli-process.js';
+
 const KEY = 'sk-ant-cli-e2e-0123456789abcdef';
 
-interface Exit {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-function runCli(args: readonly string[], cwd: string, env: Record<string, string>): Promise<Exit> {
-  const childEnv: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', TERM: 'dumb', ...env };
-  for (const name of ['FORCE_COLOR', 'NODE_OPTIONS', 'ANTHROPIC_AUTH_TOKEN', 'ANTHROPIC_CUSTOM_HEADERS', 'ANTHROPIC_LOG']) delete childEnv[name];
-  const child = spawn(process.execPath, [CLI_MAIN, ...args], { cwd, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`kosong ${args.join(' ')} did not exit in time\n${stdout}\n${stderr}`));
-    }, 15_000);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+/** Runs the CLI with these variables, and none of the Anthropic SDK's optional ones of this process. */
+const runCli = (args: readonly string[], cwd: string, env: Record<string, string>): Promise<CliExit> =>
+  runCliWith(args, cwd, env, ['ANTHROPIC_AUTH_TOKEN', 'ANTHROPIC_CUSTOM_HEADERS', 'ANTHROPIC_LOG']);
 
 describe('kosong --provider anthropic, end to end against a local Messages API server', function () {
   this.timeout(20_000);

@@ -3,38 +3,18 @@
  * subprocess against a local Chat Completions server: the flags reach the request body, and what a
  * provider cannot do fails the turn with the typed error's message before any request is sent.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 
 import { ChatCompletionsServer } from '@kosong/provider-openai/testing';
 import { expect } from 'chai';
 
-const CLI_MAIN = fileURLToPath(new URL('../../cli/lib/main.js', import.meta.url));
+import { runCli as runCliWith } from './cli-process.js';
 
-/** Runs the CLI to its exit with these extra environment variables (and none of the caller's keys). */
-function runCli(args: readonly string[], cwd: string, env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const childEnv: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', TERM: 'dumb', ...env };
-  for (const name of ['FORCE_COLOR', 'NODE_OPTIONS', 'OPENAI_ORG_ID', 'OPENAI_PROJECT_ID']) delete childEnv[name];
-  const child = spawn(process.execPath, [CLI_MAIN, ...args], { cwd, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`kosong ${args.join(' ')} did not exit in time\n${stdout}\n${stderr}`));
-    }, 15_000);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
+/** Runs the CLI with these variables, and none of the OpenAI organisation settings of this process. */
+const runCli = (args: readonly string[], cwd: string, env: Record<string, string>): ReturnType<typeof runCliWith> =>
+  runCliWith(args, cwd, env, ['OPENAI_ORG_ID', 'OPENAI_PROJECT_ID']);
 describe('kosong --max-tokens / --temperature, end to end against a local Chat Completions server', function () {
   this.timeout(20_000);
   let server: ChatCompletionsServer;
