@@ -73,6 +73,17 @@ describe('kosong --provider anthropic, end to end against a local Messages API s
     expect(stdout + stderr).to.not.include(KEY);
   });
 
+  it('--max-tokens is max_tokens on the wire; --temperature is refused before any request (API version 2026-10-21 has none)', async () => {
+    server.reply(messageReply([{ type: 'text', text: ['ok'] }]));
+    const capped = await runCli(['--provider', 'anthropic', '--max-tokens', '300', 'run', 'hi'], cwd, env);
+    expect(capped.code, capped.stderr).to.equal(0);
+    expect((server.lastRequest.body as { max_tokens: number }).max_tokens).to.equal(300);
+    const warm = await runCli(['--provider', 'anthropic', '--temperature', '0.5', 'run', 'hi'], cwd, env);
+    expect(warm.code).to.equal(1);
+    expect(warm.stdout + warm.stderr).to.match(/does not support the generation option "temperature"/).and.include("apiVersion: '2023-06-01'");
+    expect(server.requests).to.have.length(1);
+  });
+
   it('without ANTHROPIC_API_KEY, says which variable to set', async () => {
     const { code, stderr } = await runCli(['--provider', 'anthropic', 'run', 'hi'], cwd, { ANTHROPIC_API_KEY: '', ANTHROPIC_BASE_URL: server.url });
     expect(code).to.equal(2);
