@@ -1,6 +1,15 @@
-import { APIConnectionError, APIStatusError, APITimeoutError, ChatProviderError, errorChainMessages, retryAfterSeconds, transportFailureKind } from '@kosong/core';
-
-import type { Secrets } from './secrets.js';
+import {
+  APIConnectionError,
+  APIStatusError,
+  APITimeoutError,
+  ChatProviderError,
+  errorChainMessages,
+  redactSecrets,
+  retryAfterSeconds,
+  scrubSecrets,
+  transportFailureKind,
+  type Secrets,
+} from '@kosong/core';
 
 /**
  * The HTTP status of each Anthropic error `type` (the API's error reference). An `error` event in a
@@ -29,7 +38,7 @@ export function streamErrorEvent(event: Record<string, unknown>, requestId: stri
   const detail = asRecord(event['error']) ?? {};
   const type = typeof detail['type'] === 'string' ? detail['type'] : 'unknown_error';
   const message = typeof detail['message'] === 'string' ? detail['message'] : JSON.stringify(event);
-  const text = secrets.redact(`Anthropic stream error (${type}): ${message}`);
+  const text = redactSecrets(`Anthropic stream error (${type}): ${message}`, secrets);
   const status = STATUS_OF_ERROR_TYPE[type];
   return status === undefined ? new ChatProviderError(text) : new APIStatusError(status, text, { requestId });
 }
@@ -47,25 +56,24 @@ export function streamErrorEvent(event: Record<string, unknown>, requestId: stri
  *   {@link APIConnectionError};
  * - anything else → {@link ChatProviderError} `Anthropic error: …`.
  *
- * A {@link ChatProviderError} is returned as it is. No message holds a secret, and the original
- * error is kept as `cause` only when nothing of it (messages, bodies, headers down the cause chain)
- * holds one. Aborts are not handled here: callers check their signal first.
+ * A {@link ChatProviderError} is returned as it is, or as a redacted copy if a secret is reachable
+ * from it. No message holds a secret, and the original error is kept as `cause` with no secret
+ * reachable from it (core's `scrubSecrets`: a redacted copy where the SDK error holds one anywhere,
+ * e.g. response headers echoing `Authorization`). Aborts are not handled here: callers check their
+ * signal first.
  */
 export function convertError(error: unknown, secrets: Secrets): ChatProviderError {
-  if (ChatProviderError.isInstance(error)) {
-    if (error.constructor !== ChatProviderError || !secrets.foundIn(error.message)) return error;
-    return new ChatProviderError(secrets.redact(error.message));
-  }
-  const cause: ErrorOptions = secrets.foundIn(describe(error)) ? {} : { cause: error };
+  if (ChatProviderError.isInstance(error)) return scrubSecrets(error, secrets);
+  const cause: ErrorOptions = { cause: scrubSecrets(error, secrets) };
   const classes = classNames(error);
-  const message = secrets.redact(messageOf(error));
+  const message = redactSecrets(errorChainMessages(error, 1)[0] ?? '', secrets);
 
   if (classes.has('APIError')) {
     const sdk = error as { status?: unknown; headers?: unknown; requestID?: unknown; type?: unknown; apiMessage?: unknown };
     if (typeof sdk.status === 'number') {
       const headers = isHeaders(sdk.headers) ? sdk.headers : undefined;
       const type = typeof sdk.type === 'string' ? sdk.type : undefined;
-      const detail = typeof sdk.apiMessage === 'string' ? secrets.redact(sdk.apiMessage) : message;
+      const detail = typeof sdk.apiMessage === 'string' ? redactSecrets(sdk.apiMessage, secrets) : message;
       return new APIStatusError(sdk.status, `Anthropic API error ${sdk.status}${type === undefined ? '' : ` (${type})`}: ${detail}`, {
         ...cause,
         requestId: (typeof sdk.requestID === 'string' ? sdk.requestID : undefined) ?? headers?.get('request-id') ?? undefined,
@@ -100,38 +108,10 @@ function classNames(error: unknown): Set<string> {
   return names;
 }
 
-/** All an inspector could print of an error: messages, bodies and headers down the cause chain. */
-function describe(error: unknown): string {
-  const texts: string[] = [];
-  let current: unknown = error;
-  for (let depth = 0; depth < 5 && current !== undefined && current !== null; depth++) {
-    texts.push(messageOf(current));
-    const { error: body, headers } = current as { error?: unknown; headers?: unknown };
-    if (body !== undefined) texts.push(safeJSON(body));
-    if (isHeaders(headers)) for (const [name, value] of headers) texts.push(`${name}: ${value}`);
-    current = (current as { cause?: unknown }).cause;
-  }
-  return texts.join('\n');
-}
-
 /** `message (detail: detail…)`: the messages of `error` and its causes that `message` lacks. */
 function withCauses(message: string, error: unknown, secrets: Secrets): string {
   const details = errorChainMessages(error, 3).filter((text) => !message.includes(text));
-  return details.length === 0 ? message : `${message} (${secrets.redact(details.join(': '))})`;
-}
-
-function messageOf(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  if (typeof error === 'string') return error;
-  return safeJSON(error);
-}
-
-function safeJSON(value: unknown): string {
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
-  }
+  return details.length === 0 ? message : `${message} (${redactSecrets(details.join(': '), secrets)})`;
 }
 
 function isHeaders(value: unknown): value is Headers {

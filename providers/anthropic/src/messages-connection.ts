@@ -1,9 +1,8 @@
 import Anthropic, { type ClientOptions } from '@anthropic-ai/sdk';
-import { ChatProviderError, type JsonValue } from '@kosong/core';
+import { ChatProviderError, redactSecrets, type JsonValue, type Secrets } from '@kosong/core';
 
 import { convertError } from './convert-error.js';
 import { MessagesStream } from './messages-stream.js';
-import { Secrets } from './secrets.js';
 
 /** The Anthropic API's base URL, the default of the provider. */
 export const ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
@@ -95,7 +94,7 @@ export class MessagesConnection {
 
   /** The secrets errors must not show: the client's key and token, and credential-like default headers. */
   secrets(): Secrets {
-    return new Secrets([this.client.apiKey, this.client.authToken, ...this.#headerSecrets]);
+    return [this.client.apiKey, this.client.authToken, ...this.#headerSecrets];
   }
 
   /**
@@ -161,7 +160,7 @@ async function expectEventStream(response: Response, secrets: Secrets): Promise<
   const type = response.headers.get('content-type');
   if (response.body !== null && (type === null || /^\s*text\/event-stream\b/i.test(type))) return;
   const text = response.body === null ? '' : await readStart(response.body, PREVIEW_CHARS);
-  const quoted = text.trim() === '' ? 'an empty body' : JSON.stringify(secrets.redact(text.trim()));
+  const quoted = text.trim() === '' ? 'an empty body' : JSON.stringify(redactSecrets(text.trim(), secrets));
   throw new ChatProviderError(
     `The server answered ${response.status} with ${type ?? 'no content type'} instead of an event stream (is the base URL right?): ${quoted}`,
   );

@@ -4,6 +4,7 @@ import {
   ChatProviderError,
   IdleTimer,
   type FinishReason,
+  type Secrets,
   type StreamedMessage,
   type StreamedMessagePart,
   type TokenUsage,
@@ -12,7 +13,6 @@ import { createParser, type EventSourceMessage, type ParseError } from 'eventsou
 
 import { convertError, streamErrorEvent } from './convert-error.js';
 import { EventConverter } from './event-converter.js';
-import type { Secrets } from './secrets.js';
 
 /** Longest run of stream data without a line end that is buffered before giving up (characters). */
 const MAX_EVENT_CHARS = 64 * 1024 * 1024;

@@ -7,6 +7,7 @@ import type { GenerationOptions } from '@kosong/core';
 import { AnthropicChatProvider } from '@kosong/provider-anthropic';
 import { apiError, messageReply, MessagesServer, textReply, type ServerReply } from '@kosong/provider-anthropic/testing';
 import { conformanceSuite, type ConformanceAdapter, type Primed, type Scenario } from './conformance.js';
+import { credentialLeakSuite } from './credential-leaks.js';
 
 function reply(scenario: Scenario): ServerReply {
   switch (scenario.kind) {
@@ -84,3 +85,4 @@ const adapter: ConformanceAdapter = {
 };
 
 conformanceSuite(adapter);
+credentialLeakSuite({ name: 'AnthropicChatProvider', create: (options) => new AnthropicChatProvider({ ...options, model: 'claude-sonnet-4-6' }) });

@@ -223,6 +223,8 @@ describe('AnthropicChatProvider errors, timeouts and abort', () => {
         expect(shown).to.not.include(TEST_KEY);
         expect(shown).to.not.include('proxy-secret-value-123');
         expect(shown).to.not.include('sk-ant-test');
+        // the SDK's error stays as the cause, a scrubbed copy where it held the key
+        if (what.startsWith('a 401')) expect((error as Error).cause).to.be.instanceOf(Error).and.have.property('status', 401);
       });
     }
 
