@@ -63,7 +63,7 @@ async function main(): Promise<void> {
     const c = call(`w${i}`, 'wait');
     const before = await admin.llen(`${fleet.prefix}:aborts`);
     const pending = toolset.handle(c, { signal: controller.signal, toolCall: c, stepId: 'abort', index: i });
-    await waitFor(async () => (await admin.keys(`${fleet.prefix}:tools.bench.bench:*:lock`)).length > 0);
+    await waitFor(async () => (await admin.exists(`${fleet.prefix}:tools.bench.bench:abort.${i}:lock`)) === 1);
     const abortedAt = now();
     controller.abort(new Error('bench'));
     await pending;
@@ -75,6 +75,7 @@ async function main(): Promise<void> {
   const cancelMs: number[] = [];
   for (let i = 0; i < aborts; i++) {
     const before = await admin.llen(`${fleet.prefix}:aborts`);
+    await waitFor(async () => (await admin.keys(`${fleet.prefix}:tools.bench.bench:*:lock`)).length === 0); // the last one is done
     const turn = await turns.submit({ tenant: 'bench', session: `cancel${i}`, input: planInput({ label: `cancel${i}`, steps: [[{ tool: 'wait' }]] }) });
     await waitFor(async () => (await admin.keys(`${fleet.prefix}:tools.bench.bench:*:lock`)).length > 0);
     const cancelledAt = now();
