@@ -1,20 +1,39 @@
-import type { BindingIdentifier, BindToFluentSyntax, BoundServiceSyntax, ContainerModuleLoadOptions, ServiceIdentifier } from 'inversify';
+import type { BindingDeactivation, BindingIdentifier, BindToFluentSyntax, BoundServiceSyntax, Container, ContainerModuleLoadOptions, ServiceIdentifier } from 'inversify';
+
+/** One binding a plugin or a tenant module made, and how the kernel takes it back. */
+export interface RecordedBinding {
+  readonly binding: BindingIdentifier;
+  /**
+   * For a constant: its binding's deactivation handler, applied to the constant by the kernel
+   * itself (inversify runs it only for a constant that was resolved at least once).
+   */
+  deactivate?: (() => void | Promise<void>) | undefined;
+}
 
 /**
  * The module API of a plugin or a tenant, with every binding it makes recorded, so that the kernel
  * can deactivate them one by one, in reverse order, each awaited and each failure caught (inversify's
- * `unbindAllAsync` stops at the first failing `@preDestroy`).
+ * `unbindAllAsync` stops at the first failing `@preDestroy`). A constant's `onDeactivation` is kept by
+ * the kernel: it runs when the binding is taken back, whether or not anything resolved the constant
+ * (a connection bound as a constant is closed even if no service used it).
  */
-export function recordBindings(options: ContainerModuleLoadOptions, record: (binding: BindingIdentifier) => void): ContainerModuleLoadOptions {
+export function recordBindings(options: ContainerModuleLoadOptions, record: (binding: RecordedBinding) => void): ContainerModuleLoadOptions {
   const recorded = <T>(syntax: BindToFluentSyntax<T>): BindToFluentSyntax<T> => {
     const track = <S extends BoundServiceSyntax>(bound: S): S => {
-      record(bound.getIdentifier());
+      record({ binding: bound.getIdentifier() });
       return bound;
     };
     return {
       to: (type) => track(syntax.to(type)),
       toSelf: () => track(syntax.toSelf()),
-      toConstantValue: (value) => track(syntax.toConstantValue(value)),
+      toConstantValue: (value) => {
+        const bound = syntax.toConstantValue(value);
+        const entry: RecordedBinding = { binding: bound.getIdentifier() };
+        record(entry);
+        return keepingDeactivation(bound, (deactivation: BindingDeactivation<T>) => {
+          entry.deactivate = () => deactivation(value);
+        });
+      },
       toDynamicValue: (builder) => track(syntax.toDynamicValue(builder)),
       toFactory: (factory) => track(syntax.toFactory(factory)),
       toResolvedValue: ((factory: () => T, injectOptions?: never) =>
@@ -29,4 +48,35 @@ export function recordBindings(options: ContainerModuleLoadOptions, record: (bin
     rebind: <T>(id: ServiceIdentifier<T>) => recorded(options.rebind<T>(id)),
     rebindAsync: async <T>(id: ServiceIdentifier<T>) => recorded(await options.rebindAsync<T>(id)),
   };
+}
+
+/** Takes a recorded binding back: its constant's deactivation (if any), then the binding, awaited. */
+export async function unbindRecorded(container: Container, recorded: RecordedBinding): Promise<void> {
+  if (recorded.deactivate) {
+    const deactivate = recorded.deactivate;
+    recorded.deactivate = undefined; // once, even if it fails
+    await deactivate();
+  }
+  await container.unbindAsync(recorded.binding);
+}
+
+/**
+ * A constant's fluent syntax (at any point of its chain) whose `onDeactivation` hands the handler
+ * to `keep` instead of inversify (which gets a no-op, so the chain goes on as usual).
+ */
+function keepingDeactivation<S extends object, T>(syntax: S, keep: (deactivation: BindingDeactivation<T>) => void): S {
+  return new Proxy(syntax, {
+    get(target, property) {
+      const member: unknown = Reflect.get(target, property, target);
+      if (typeof member !== 'function') return member;
+      return (...args: unknown[]): unknown => {
+        if (property === 'onDeactivation') {
+          keep(args[0] as BindingDeactivation<T>);
+          args = [() => undefined];
+        }
+        const result: unknown = (member as (...a: unknown[]) => unknown).apply(target, args);
+        return typeof result === 'object' && result !== null ? keepingDeactivation(result, keep) : result;
+      };
+    },
+  });
 }

@@ -1,6 +1,7 @@
-import type { BindingIdentifier, Container, ContainerModule } from 'inversify';
+import type { Container, ContainerModule } from 'inversify';
 import type { ChatProvider } from '../provider/chat-provider.js';
 import type { Toolset } from '../tooling/toolset.js';
+import { unbindRecorded, type RecordedBinding } from './binding-recorder.js';
 import type { Contribution } from './contribution.js';
 import { errorMessage, PluginError } from './errors.js';
 import type { Plugin } from './plugin.js';
@@ -17,7 +18,7 @@ export class PluginRecord {
   /** Everything it contributed through the helpers, in order. */
   readonly contributions: Contribution[] = [];
   /** What it bound through the raw module API, in order. */
-  readonly bindings: BindingIdentifier[] = [];
+  readonly bindings: RecordedBinding[] = [];
   readonly disposers: (() => void | Promise<void>)[] = [];
   claimedDefault = false;
 
@@ -48,7 +49,7 @@ export class PluginRecord {
     for (const scope of scopes) await scope.deactivate(errors, (c) => mine.has(c));
     let clean = true;
     for (const binding of this.bindings.splice(0).reverse()) {
-      clean = (await this.#attempt(errors, 'a binding failed to deactivate', () => container.unbindAsync(binding))) && clean;
+      clean = (await this.#attempt(errors, 'a binding failed to deactivate', () => unbindRecorded(container, binding))) && clean;
     }
     for (const dispose of this.disposers.splice(0).reverse()) await this.#attempt(errors, 'dispose failed', dispose);
     const module = this.module;

@@ -1,8 +1,8 @@
-import { Container, ContainerModule, type BindingIdentifier, type ContainerModuleLoadOptions } from 'inversify';
+import { Container, ContainerModule, type ContainerModuleLoadOptions } from 'inversify';
 import { ChatProvider } from '../provider/chat-provider.js';
 import { asNamedHooks, StepHooks, type NamedStepHooks } from '../runtime/step-hooks.js';
 import { Toolset } from '../tooling/toolset.js';
-import { recordBindings } from './binding-recorder.js';
+import { recordBindings, unbindRecorded, type RecordedBinding } from './binding-recorder.js';
 import { errorMessage, KernelError, UnknownTenantError } from './errors.js';
 import { ScopeToken, ServiceScope } from './service-scope.js';
 import { TenantId } from './tenant-id.js';
@@ -66,7 +66,7 @@ export class TenantScope extends ServiceScope {
   moduleProvider = false;
   #container: Container | undefined;
   /** What its `module` bound, in order. */
-  readonly #moduleBindings: BindingIdentifier[] = [];
+  readonly #moduleBindings: RecordedBinding[] = [];
 
   constructor(
     readonly tenant: string,
@@ -132,7 +132,7 @@ export class TenantScope extends ServiceScope {
         errors.push(new KernelError(`Tenant "${this.tenant}": ${what} failed to deactivate: ${errorMessage(error)}`, { cause: error }));
       }
     };
-    for (const binding of this.#moduleBindings.splice(0).reverse()) await attempt('a binding of its module', () => container.unbindAsync(binding));
+    for (const binding of this.#moduleBindings.splice(0).reverse()) await attempt('a binding of its module', () => unbindRecorded(container, binding));
     for (const module of [...(this.definition.modules ?? [])].reverse()) await attempt('a module', () => container.unloadAsync(module));
     // What is left (the kernel's own bindings, and those whose deactivation failed) goes with the
     // container: unbinding all again would call a failed @preDestroy a second time.

@@ -10,6 +10,7 @@
 export { loggingPlugin } from './logging-plugin.js';
 export type { LoggingOptions } from './logging-options.js';
 export { StepLogger } from './step-logger.js';
+export { StepLogHooks } from './step-log-hooks.js';
 export { SecretScrubber, type SecretScrubberOptions } from './secret-scrubber.js';
 export { DEFAULT_REDACT_KEYS, DEFAULT_REDACT_PATHS, REDACTED } from './redaction-defaults.js';
 export { MAX_CONTENT_LENGTH, type LogEventName } from './log-records.js';

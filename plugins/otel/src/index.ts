@@ -10,7 +10,7 @@
  */
 export { otelPlugin } from './otel-plugin.js';
 export { OtelStepHooks } from './otel-step-hooks.js';
-export { DEFAULT_CONTENT_MAX_LENGTH, DEFAULT_PLUGIN_NAME, type OtelPluginOptions } from './options.js';
+export { DEFAULT_CONTENT_MAX_LENGTH, DEFAULT_PLUGIN_NAME, OtelPluginOptions } from './options.js';
 export { errorTypeOf } from './error-type.js';
 export { TRUNCATION_MARKER } from './content.js';
 export { INSTRUMENTATION_SCOPE_NAME, INSTRUMENTATION_SCOPE_VERSION } from './scope.js';

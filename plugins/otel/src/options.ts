@@ -32,6 +32,12 @@ export interface OtelPluginOptions {
   readonly tenantInMetrics?: boolean | undefined;
 }
 
+/**
+ * Service identifier of the {@link OtelPluginOptions} an `OtelStepHooks` created by the kernel gets
+ * (`otelPlugin` binds the options it was given).
+ */
+export const OtelPluginOptions: unique symbol = Symbol.for('kosong.plugin-otel.OtelPluginOptions');
+
 /** Default of {@link OtelPluginOptions.contentMaxLength}. */
 export const DEFAULT_CONTENT_MAX_LENGTH = 16_384;
 

@@ -1,6 +1,10 @@
 import {
   APIStatusError,
+  inject,
+  injectable,
   inputTokens,
+  optional,
+  preDestroy,
   type CleanupEvent,
   type StepEndEvent,
   type StepEventContext,
@@ -44,7 +48,7 @@ import {
 } from './conventions.js';
 import { errorMessageOf, errorTypeOf } from './error-type.js';
 import { GenAiInstruments } from './instruments.js';
-import { DEFAULT_CONTENT_MAX_LENGTH, type OtelPluginOptions } from './options.js';
+import { DEFAULT_CONTENT_MAX_LENGTH, OtelPluginOptions } from './options.js';
 import { INSTRUMENTATION_SCOPE_NAME, INSTRUMENTATION_SCOPE_VERSION } from './scope.js';
 import { StepTrace, endToolSpan } from './step-trace.js';
 
@@ -59,7 +63,13 @@ import { StepTrace, endToolSpan } from './step-trace.js';
  * open (leaked, or whose result never reached this object) was ended as an error. The state of a
  * running step lives in a map keyed by step id and is deleted at cleanup; nothing is shared between
  * steps, so concurrent steps (of any tenants) never mix spans. No `onPart` hook: streaming costs nothing.
+ *
+ * An `@injectable()` class: `otelPlugin` binds its options under {@link OtelPluginOptions} and lets
+ * the kernel create it (once for the kernel, and once per tenant with bindings of its own); the
+ * kernel calls {@link OtelStepHooks.endAll} when it disposes it. `new OtelStepHooks(options)` works
+ * as well, outside a kernel.
  */
+@injectable()
 export class OtelStepHooks implements StepHooks {
   readonly #steps = new Map<string, StepTrace>();
   readonly #tracer: Tracer;
@@ -68,7 +78,7 @@ export class OtelStepHooks implements StepHooks {
   readonly #contentMaxLength: number;
   readonly #tenantInMetrics: boolean;
 
-  constructor(options: OtelPluginOptions = {}) {
+  constructor(@inject(OtelPluginOptions) @optional() options: OtelPluginOptions = {}) {
     const tracerProvider = options.tracerProvider ?? trace.getTracerProvider();
     const meterProvider = options.meterProvider ?? metrics.getMeterProvider();
     const scope = { schemaUrl: GEN_AI_SCHEMA_URL };
@@ -182,8 +192,10 @@ export class OtelStepHooks implements StepHooks {
 
   /**
    * Ends every span still open, as if each step had been cleaned up now (tool spans as `no_result`),
-   * and forgets all steps. For shutdown: `otelPlugin` calls it when the kernel is disposed.
+   * and forgets all steps. For shutdown: the kernel calls it (`@preDestroy`) when it disposes the
+   * hooks — the kernel, or the tenant they were created for.
    */
+  @preDestroy()
   endAll(): void {
     const steps = [...this.#steps.values()];
     this.#steps.clear();

@@ -118,6 +118,45 @@ describe('kernel: lifecycles of class-bound services', () => {
     expect(errors.map((e) => [e.plugin, e.reason, (e.cause as Error).message])).to.deep.equal([['raw', 'dispose-failed', 'raw b cannot close']]);
   });
 
+  it('a constant\'s deactivation handler runs once, awaited, when its plugin is torn down — resolved or not', async () => {
+    const Connection = Symbol('Connection');
+    const closed: string[] = [];
+    const close = (label: string) => async (): Promise<void> => {
+      await sleep(3);
+      closed.push(label);
+    };
+    await kernel.use(
+      definePlugin({
+        name: 'connections',
+        setup(ctx) {
+          ctx.bind(Connection).toConstantValue({ id: 'used' }).whenNamed('used').onDeactivation(close('used'));
+          ctx.bind(Connection).toConstantValue({ id: 'unused' }).whenNamed('unused').onDeactivation(close('unused'));
+        },
+      }),
+    );
+    expect(kernel.container.get(Connection, { name: 'used' })).to.deep.equal({ id: 'used' });
+    await kernel.dispose();
+    expect(closed).to.deep.equal(['unused', 'used']); // reverse binding order, each once
+  });
+
+  it('a constant\'s deactivation runs when the use call fails after its plugin bound it (a connection is closed)', async () => {
+    const closed = sinon.spy();
+    const error = await rejectionOf(
+      kernel.use(
+        definePlugin({
+          name: 'connects',
+          async setup(ctx) {
+            ctx.bind('connection').toConstantValue({}).onDeactivation(closed);
+            await Promise.resolve();
+            throw new Error('handshake failed');
+          },
+        }),
+      ),
+    );
+    expect(error).to.include({ plugin: 'connects', reason: 'setup-failed' });
+    sinon.assert.calledOnce(closed);
+  });
+
   it('dispose waits for an async @preDestroy', async () => {
     const gate = deferred();
     @injectable()
@@ -258,6 +297,13 @@ describe('kernel: lifecycles of class-bound services', () => {
       );
       await kernel.tenants.remove('acme');
       expect(log).to.deep.equal(['db closed']);
+    });
+
+    it('a tenant module\'s constant is deactivated on removal even if nothing resolved it', async () => {
+      const closed = sinon.spy();
+      kernel.tenants.define('acme', { module: (ctx) => void ctx.bind('connection').toConstantValue({ tenant: 'acme' }).onDeactivation(closed) });
+      await kernel.tenants.remove('acme');
+      sinon.assert.calledOnceWithExactly(closed, { tenant: 'acme' });
     });
 
     it('kernel.dispose removes the tenants (destroying their services) before the plugins\' services', async () => {

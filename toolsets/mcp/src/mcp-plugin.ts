@@ -24,6 +24,10 @@ export interface McpPlugin extends Plugin {
  * server named, if it cannot), binds its {@link McpToolset} as the global toolset (unless
  * `bindToolset: false`), and closes it when the kernel is disposed.
  *
+ * The toolset is also a service: bound as a constant under the `McpToolset` class, named after the
+ * server, so a class can `@inject(McpToolset) @named('github')` it. The connection is closed by that
+ * binding's deactivation: when the kernel is disposed, or when the `use` call fails after it was bound.
+ *
  * The toolset exists from the start as {@link McpPlugin.toolset}, so it can be combined with other
  * toolsets or given to a tenant. One plugin object serves one kernel: disposing the kernel closes
  * the toolset for good.
@@ -39,7 +43,11 @@ export function mcpPlugin(options: McpPluginOptions): McpPlugin {
   const plugin = definePlugin({
     name: options.name,
     async setup(context) {
-      context.onDispose(() => toolset.close());
+      context
+        .bind(McpToolset)
+        .toConstantValue(toolset)
+        .whenNamed(options.name)
+        .onDeactivation(() => toolset.close());
       await toolset.connect();
       if (options.bindToolset !== false) context.bindToolset(toolset);
     },

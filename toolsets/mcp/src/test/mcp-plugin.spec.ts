@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { definePlugin, Kernel, PluginError, textPart, toolCall, type ChatProvider } from '@kosong/core';
+import { definePlugin, inject, injectable, Kernel, named, PluginError, textPart, toolCall, type ChatProvider, type StepHooks } from '@kosong/core';
 import { MockChatProvider } from '@kosong/provider-echo';
-import { mcpPlugin } from '../index.js';
+import { McpToolset, mcpPlugin } from '../index.js';
 import { isAlive, killLeftovers, startHttpFixture, statsOf, stdioServer, type HttpFixture } from './support.js';
 
 const history = [{ role: 'user' as const, content: [textPart('add 2 and 3')] }];
@@ -82,5 +82,44 @@ describe('mcpPlugin', () => {
     expect((error as PluginError).plugin).to.equal('ghost');
     expect((error as Error).message).to.match(/^Plugin "ghost": setup failed: MCP server "ghost": cannot connect: .*ENOENT/);
     expect(kernel.plugins()).to.deep.equal([]);
+  });
+
+  it('closes the server through its binding\'s deactivation when a later plugin of the same use call fails', async () => {
+    const mcp = mcpPlugin({ name: 'fixture', server: stdioServer(), prefix: 'fx_' });
+    const kernel = new Kernel();
+    kernels.push(kernel);
+    let pid: number | undefined;
+    const failing = definePlugin({
+      name: 'failing',
+      requires: ['fixture'],
+      async setup() {
+        pid = (await statsOf(mcp.toolset, 'fx_stats')).pid;
+        throw new Error('later plugin failed');
+      },
+    });
+    const error = await kernel.use(mcp, failing).then(
+      () => expect.fail('use should fail'),
+      (e: unknown) => e,
+    );
+    expect(error).to.include({ plugin: 'failing', reason: 'setup-failed' });
+    expect(mcp.toolset.closed).to.equal(true);
+    expect(isAlive(pid!), `server process ${pid} still alive after the failed use`).to.equal(false);
+  });
+
+  it('is a service: a class can inject the toolset of a server by its name', async () => {
+    const injected: McpToolset[] = [];
+    @injectable()
+    class UsesFixture implements StepHooks {
+      constructor(@inject(McpToolset) @named('fixture') toolset: McpToolset) {
+        injected.push(toolset);
+      }
+      onStepStart(): void {}
+    }
+    const mcp = mcpPlugin({ name: 'fixture', server: stdioServer(), prefix: 'fx_', bindToolset: false });
+    const kernel = new Kernel();
+    kernels.push(kernel);
+    await kernel.use(mcp, definePlugin({ name: 'user', requires: ['fixture'], setup: (ctx) => ctx.bindHooks(UsesFixture) }));
+    expect(injected).to.deep.equal([mcp.toolset]);
+    expect(injected[0]).to.equal(mcp.toolset);
   });
 });
