@@ -4,38 +4,23 @@
  *
  * @module
  */
-import { InvalidGenerationOptionError, validateGenerationOptions, type GenerationOptions } from '@kosong/core';
+import { InvalidGenerationOptionError, validateGenerationOptions } from '@kosong/core';
 import { Command, InvalidArgumentError } from 'commander';
-import { createInterface } from 'node:readline';
-import { CliSession, describeFailure, type TurnOutcome } from './cli-session.js';
-import { RemoteCliSession } from './remote-session.js';
-import { startWorker } from './worker-command.js';
+import { runChat } from './chat/chat.js';
+import { defaultSystemPrompt, type GlobalOptions } from './cli-options.js';
+import { describeFailure } from './cli-session.js';
+import { cliVersion } from './cli-version.js';
+import { EXIT_CODE, fail, openSession, type Session } from './open-session.js';
 import { providerCatalog } from './provider-catalog.js';
-import { JsonRenderer } from './render/json-renderer.js';
-import type { Renderer } from './render/renderer.js';
-import { TerminalRenderer } from './render/terminal-renderer.js';
-
-interface GlobalOptions {
-  readonly provider: string;
-  readonly json?: boolean;
-  readonly session?: string;
-  readonly allowBash?: boolean;
-  readonly maxSteps: number;
-  readonly system?: string;
-  readonly maxTokens?: number;
-  readonly temperature?: number;
-  readonly redis?: string;
-}
-
-/** A local session, or one whose turns run on `kosong worker` processes (`--redis`). */
-type Session = CliSession | RemoteCliSession;
-
-const EXIT_CODE: Record<TurnOutcome, number> = { completed: 0, failed: 1, interrupted: 130 };
+import { terminalCapabilities } from './terminal/terminal-capabilities.js';
+import { startWorker } from './worker-command.js';
 
 const program = new Command()
   .name('kosong')
   .description('An agent in your terminal: streams a model, runs its tool calls while it talks. Offline by default.')
+  .version(cliVersion(), '-V, --version', 'print the version and exit')
   .option('-p, --provider <name>', 'the model provider (`kosong providers` lists them)', 'demo')
+  .option('-m, --model <name>', "the provider's model, for providers that offer a choice (sets <PROVIDER>_MODEL, e.g. OPENAI_MODEL)")
   .option('--json', 'print one JSON event per line instead of text')
   .option('-s, --session <file>', 'keep the conversation in this JSONL file, and resume it if it exists')
   .option('--allow-bash', 'offer the model a bash tool (it can run any command in the working directory)')
@@ -44,6 +29,8 @@ const program = new Command()
   .option('--redis <url>', 'run the turns on `kosong worker` processes through this Redis (redis://host:port); --session then names the session in Redis')
   .option('--max-tokens <n>', 'cap on the tokens of each response (thinking included where the provider counts it)', generationValue('maxOutputTokens'))
   .option('--temperature <t>', 'sampling temperature, 0 to 2 (a provider that allows less refuses more)', generationValue('temperature'))
+  // Words that are not a command reach the default action, which names them (not "too many arguments").
+  .allowExcessArguments(true)
   // Usage errors exit 2, like every other setup error of the CLI (help and version exit 0).
   .exitOverride((error) => process.exit(error.exitCode === 0 ? 0 : 2));
 
@@ -56,10 +43,10 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
 program
   .command('run')
   .description('run one turn with this prompt, then exit')
-  .argument('<prompt...>', 'what to ask')
+  .argument('<prompt...>', 'what to ask (the words are joined with spaces)')
   .action(async (words: string[]) => {
-    const session = await openSession(program.opts<GlobalOptions>());
-    const stop = onInterrupt(session, { exitWhenIdle: true });
+    const { session } = await openSession(program.opts<GlobalOptions>(), terminalCapabilities(process.stdout, undefined, process.env));
+    const stop = onInterrupt(session);
     const outcome = await session.turn(words.join(' '));
     stop();
     await session.close();
@@ -67,31 +54,12 @@ program
   });
 
 program
-  .command('chat', { isDefault: true })
-  .description('an interactive session (the default): one turn per line, Ctrl-C interrupts, Ctrl-C twice or Ctrl-D exits')
-  .action(async () => {
-    const options = program.opts<GlobalOptions>();
-    const session = await openSession(options);
-    const interactive = process.stdin.isTTY === true && !options.json;
-    const rl = createInterface({ input: process.stdin, ...(interactive ? { output: process.stdout, prompt: '› ' } : {}), terminal: interactive });
-    const stop = onInterrupt(session, { exitWhenIdle: true, readline: rl });
-    let lastOutcome: TurnOutcome = 'completed';
-    if (interactive) rl.prompt();
-    for await (const line of rl) {
-      const input = line.trim();
-      if (input === '') {
-        if (interactive) rl.prompt();
-        continue;
-      }
-      if (input === '/exit' || input === '/quit') break;
-      lastOutcome = await session.turn(input);
-      if (interactive) rl.prompt();
-    }
-    stop();
-    rl.close();
-    await session.close();
-    process.exitCode = lastOutcome === 'interrupted' ? 0 : EXIT_CODE[lastOutcome];
-  });
+  .command('chat')
+  .description(
+    'an interactive session (the default): one turn per message; a line ending with \\ continues, a paste is one message; ' +
+      '/help, /exit; Ctrl-C stops the turn or clears the line, Ctrl-C twice or Ctrl-D exits',
+  )
+  .action(() => runChat(program.opts<GlobalOptions>()));
 
 program
   .command('worker')
@@ -138,38 +106,24 @@ program
     for (const entry of await providerCatalog()) process.stdout.write(`${entry.name.padEnd(12)} ${entry.description}\n`);
   });
 
-async function openSession(options: GlobalOptions): Promise<Session> {
-  const renderer: Renderer = options.json ? new JsonRenderer(process.stdout) : new TerminalRenderer(process.stdout, process.stdout.isTTY === true);
-  if (options.redis !== undefined) {
-    if (options.maxTokens !== undefined || options.temperature !== undefined) fail('--max-tokens and --temperature are not supported with --redis yet');
-    // The turns run on `kosong worker` processes, with their provider, tools and (unless --system) system prompt.
-    return new RemoteCliSession({ redis: options.redis, renderer, systemPrompt: options.system, maxSteps: options.maxSteps, session: options.session });
-  }
-  const catalog = await providerCatalog();
-  const provider = catalog.find((entry) => entry.name === options.provider);
-  if (!provider) fail(`unknown provider "${options.provider}"; available: ${catalog.map((e) => e.name).join(', ')}`);
-  try {
-    return await CliSession.open({
-      provider,
-      renderer,
-      cwd: process.cwd(),
-      systemPrompt: options.system ?? defaultSystemPrompt(),
-      maxSteps: options.maxSteps,
-      allowBash: options.allowBash === true,
-      sessionFile: options.session,
-      generation: generationOf(options),
-      env: process.env,
+// No command: chat. A word that is not a command is an error naming it.
+program.action(async () => {
+  const [word] = program.args;
+  if (word !== undefined) {
+    const commands = program.commands.map((command) => command.name()).join(', ');
+    program.error(`error: unknown command '${word}' (commands: ${commands}; to ask something once: kosong run "${program.args.join(' ')}")`, {
+      code: 'commander.unknownCommand',
+      exitCode: 2,
     });
-  } catch (error) {
-    fail(describeFailure(error));
   }
-}
+  await runChat(program.opts<GlobalOptions>());
+});
 
 /**
- * Ctrl-C (SIGINT): interrupts the running turn; when nothing runs, or on a second Ctrl-C while the
- * first is being handled, exits with 130.
+ * Ctrl-C (SIGINT) during `run`: interrupts the running turn; when nothing runs, or on a second
+ * Ctrl-C while the first is being handled, exits with 130.
  */
-function onInterrupt(session: Session, options: { exitWhenIdle: boolean; readline?: ReturnType<typeof createInterface> }): () => void {
+function onInterrupt(session: Session): () => void {
   let pressedAt = 0;
   const handler = (): void => {
     const now = Date.now();
@@ -177,18 +131,10 @@ function onInterrupt(session: Session, options: { exitWhenIdle: boolean; readlin
       pressedAt = now;
       return;
     }
-    if (options.exitWhenIdle) process.exit(130);
+    process.exit(130);
   };
   process.on('SIGINT', handler);
-  options.readline?.on('SIGINT', handler);
-  return () => {
-    process.off('SIGINT', handler);
-    options.readline?.off('SIGINT', handler);
-  };
-}
-
-function defaultSystemPrompt(): string {
-  return `You are kosong, a helpful assistant working in ${process.cwd()}. Use the tools to look at files.`;
+  return () => process.off('SIGINT', handler);
 }
 
 function positiveInteger(value: string): number {
@@ -209,19 +155,6 @@ function generationValue(option: 'maxOutputTokens' | 'temperature'): (value: str
     }
     return n;
   };
-}
-
-/** The generation options the flags ask for (only those given). */
-function generationOf(options: GlobalOptions): GenerationOptions {
-  return {
-    ...(options.maxTokens === undefined ? {} : { maxOutputTokens: options.maxTokens }),
-    ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
-  };
-}
-
-function fail(message: string): never {
-  process.stderr.write(`kosong: ${message}\n`);
-  process.exit(2);
 }
 
 await program.parseAsync(process.argv);

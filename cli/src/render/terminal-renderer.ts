@@ -1,30 +1,53 @@
 import { inputTokens, type AgentEvent, type AgentTurnResult, type ToolCall, type ToolResult } from '@kosong/core';
 import { styleText } from 'node:util';
+import type { TerminalCapabilities } from '../terminal/terminal-capabilities.js';
 import { describeFailure, type Renderer } from './renderer.js';
 import { Spinner } from './spinner.js';
+import { WordWrapper, wrapText } from './word-wrapper.js';
 
 type Style = Parameters<typeof styleText>[0];
 
+/** Tools whose results show the start of their output under the result line. */
+const PREVIEWED_TOOLS: ReadonlySet<string> = new Set(['bash']);
+/** Lines of output a preview shows at most. */
+const PREVIEW_LINES = 5;
+/** Characters of a preview line at most, when the terminal width is unknown. */
+const PREVIEW_LINE_CHARS = 100;
+
+/** A tool call of the turn, as the output names it: `#<n> <tool>`. */
+interface CallLabel {
+  readonly label: string;
+  readonly name: string;
+}
+
 /**
- * Human output: streamed text, thinking dimmed, tool calls and results as they happen, a spinner while
- * tools run, and a usage line per turn. With `fancy` off (not a TTY) there is no colour and no spinner.
+ * Human output: streamed text (wrapped at word boundaries at the terminal width), thinking dimmed,
+ * tool calls and results as they happen — each result naming its call (`#2 read_file`), `bash`
+ * results with the start of their output — a spinner while tools run, and a usage line per turn.
+ * Colour and spinner only where {@link TerminalCapabilities.decorations} allows; wrapping only where
+ * the width is known (not when stdout is a file or a pipe).
  */
 export class TerminalRenderer implements Renderer {
   private readonly spinner: Spinner | undefined;
   /** Ids of the tool calls still running. */
   private readonly running = new Set<string>();
+  /** The calls of the turn by id, numbered in the order they were made. */
+  private readonly calls = new Map<string, CallLabel>();
+  private readonly wrapper: WordWrapper;
   private column = 0;
   private lastKind: 'text' | 'think' | undefined;
 
   constructor(
     private readonly out: NodeJS.WriteStream,
-    private readonly fancy: boolean,
+    private readonly terminal: TerminalCapabilities,
   ) {
-    this.spinner = fancy ? new Spinner(out) : undefined;
+    this.spinner = terminal.decorations ? new Spinner(out) : undefined;
+    this.wrapper = new WordWrapper(() => terminal.columns());
   }
 
   turnStart(): void {
     this.lastKind = undefined;
+    this.calls.clear();
   }
 
   event(event: AgentEvent): void {
@@ -33,18 +56,20 @@ export class TerminalRenderer implements Renderer {
         if (event.part.type === 'text') this.stream('text', event.part.text);
         else if (event.part.type === 'think') this.stream('think', event.part.think);
         return;
-      case 'tool_call':
+      case 'tool_call': {
+        const call = this.label(event.toolCall);
         this.running.add(event.toolCall.id);
-        this.line(`${this.style('cyan', '→')} ${describeCall(event.toolCall)}`);
+        this.line(`→ ${call.label}${describeArguments(event.toolCall)}`, { symbol: 'cyan' });
         this.updateSpinner();
         return;
+      }
       case 'tool_result':
         this.running.delete(event.result.toolCallId);
-        this.line(describeResult(event.result, (s, t) => this.style(s, t)));
+        this.result(event.result);
         this.updateSpinner();
         return;
       case 'retry':
-        this.line(this.style('yellow', `↻ ${describeFailure(event.error)}; retrying in ${Math.round(event.delayMs)} ms (attempt ${event.nextAttempt})`));
+        this.line(`↻ ${describeFailure(event.error)}; retrying in ${Math.round(event.delayMs)} ms (attempt ${event.nextAttempt})`, { all: 'yellow' });
         return;
       case 'step_end':
         this.updateSpinner();
@@ -60,43 +85,82 @@ export class TerminalRenderer implements Renderer {
     const cached = usage.inputCacheRead > 0 ? ` (${usage.inputCacheRead.toLocaleString('en')} cached)` : '';
     const steps = `${result.steps} step${result.steps === 1 ? '' : 's'}`;
     const stopped = result.stopReason === 'max_steps' ? ' · stopped at the step limit' : '';
-    this.line(
-      this.style('gray', `— ${steps} · ${inputTokens(usage).toLocaleString('en')} input tokens${cached} · ${usage.output.toLocaleString('en')} output tokens${stopped}`),
-    );
+    this.line(`— ${steps} · ${inputTokens(usage).toLocaleString('en')} input tokens${cached} · ${usage.output.toLocaleString('en')} output tokens${stopped}`, {
+      all: 'gray',
+    });
   }
 
   turnFailed(error: unknown): void {
     this.spinner?.stop();
-    this.line(this.style('red', `✗ ${describeFailure(error)}`));
+    this.line(`✗ ${describeFailure(error)}`, { all: 'red' });
   }
 
   interrupted(): void {
     this.spinner?.stop();
-    this.line(this.style('yellow', '⏹ interrupted: the step was aborted and not saved (Ctrl-C again to exit)'));
+    this.line('⏹ interrupted: the step was aborted and not saved (Ctrl-C again to exit)', { all: 'yellow' });
   }
 
   info(message: string): void {
-    this.line(this.style('gray', message));
+    for (const line of message.split('\n')) this.line(line, { all: 'gray' });
   }
 
   close(): void {
     this.spinner?.stop();
+    this.endStream();
     this.running.clear();
+  }
+
+  private label(call: ToolCall): CallLabel {
+    let label = this.calls.get(call.id);
+    if (!label) {
+      label = { label: `#${this.calls.size + 1} ${call.function.name}`, name: call.function.name };
+      this.calls.set(call.id, label);
+    }
+    return label;
+  }
+
+  private result(result: ToolResult): void {
+    const call = this.calls.get(result.toolCallId) ?? { label: result.toolCallId, name: '' };
+    const value = result.returnValue;
+    if (value.isError) this.line(`✗ ${call.label}: ${value.message}`, { all: 'red' });
+    else this.line(`✓ ${call.label}: ${summary(value)}`, { symbol: 'green' });
+    if (PREVIEWED_TOOLS.has(call.name) && typeof value.output === 'string') {
+      for (const line of preview(value.output, this.terminal.columns())) this.write(`${this.style('gray', line)}\n`);
+    }
   }
 
   private stream(kind: 'text' | 'think', text: string): void {
     if (text === '') return;
     this.spinner?.stop();
-    if (this.lastKind !== kind && this.column > 0) this.write('\n');
-    if (kind === 'think' && this.lastKind !== 'think') this.write(this.style('dim', 'thinking: '));
+    if (this.lastKind !== kind) {
+      this.endStream();
+      if (this.column > 0) this.write('\n');
+      this.wrapper.reset();
+      if (kind === 'think') this.write(this.style('dim', this.wrapper.push('thinking: ')));
+    }
     this.lastKind = kind;
-    this.write(kind === 'think' ? this.style(['dim', 'italic'], text) : text);
+    const wrapped = this.wrapper.push(text);
+    if (wrapped !== '') this.write(kind === 'think' ? this.style(['dim', 'italic'], wrapped) : wrapped);
   }
 
-  private line(text: string): void {
+  /** Writes the word the wrapper holds back, at the end of a run of streamed text. */
+  private endStream(): void {
+    const rest = this.wrapper.flush();
+    if (rest !== '') this.write(this.lastKind === 'think' ? this.style(['dim', 'italic'], rest) : rest);
+  }
+
+  /**
+   * A whole line, wrapped at the terminal width (continuation lines indented), then styled: `all`
+   * of it, or only its leading `symbol` character.
+   */
+  private line(text: string, style: { readonly all?: Style; readonly symbol?: Style } = {}): void {
     this.spinner?.stop();
+    this.endStream();
     if (this.column > 0) this.write('\n');
-    this.write(`${text}\n`);
+    const wrapped = wrapText(text, this.terminal.columns(), '  ');
+    const styled = style.all ? this.style(style.all, wrapped) : style.symbol ? this.style(style.symbol, wrapped.slice(0, 1)) + wrapped.slice(1) : wrapped;
+    this.write(`${styled}\n`);
+    this.wrapper.reset();
     this.lastKind = undefined;
   }
 
@@ -113,26 +177,32 @@ export class TerminalRenderer implements Renderer {
   }
 
   private style(style: Style, text: string): string {
-    return this.fancy ? styleText(style, text) : text;
+    return this.terminal.decorations ? styleText(style, text) : text;
   }
 }
 
-function describeCall(call: ToolCall): string {
+function describeArguments(call: ToolCall): string {
   const args = call.function.arguments ?? '';
-  return `${call.function.name}(${args.length > 120 ? `${args.slice(0, 117)}…` : args})`;
+  return `(${args.length > 120 ? `${args.slice(0, 117)}…` : args})`;
 }
 
-function describeResult(result: ToolResult, style: (s: Style, t: string) => string): string {
-  const value = result.returnValue;
+function summary(value: ToolResult['returnValue']): string {
   const brief = value.display.find((block) => block.type === 'brief' && 'text' in block) as { text: string } | undefined;
-  const summary = brief?.text ?? (typeof value.output === 'string' ? firstLine(value.output) : `${value.output.length} parts`);
-  return value.isError
-    ? style('red', `✗ ${value.message}`)
-    : `${style('green', '✓')} ${summary}`;
+  return brief?.text ?? (typeof value.output === 'string' ? firstLine(value.output) : `${value.output.length} parts`);
 }
 
 function firstLine(text: string): string {
   const line = text.split('\n', 1)[0] ?? '';
   const more = text.length > line.length ? ` (${text.length.toLocaleString('en')} chars)` : '';
   return `${line.length > 100 ? `${line.slice(0, 97)}…` : line}${more}`;
+}
+
+/** The first lines of a tool's output, indented, each cut to fit, and how many more there are. */
+function preview(output: string, columns: number | undefined): string[] {
+  const lines = output.split('\n');
+  if (lines.at(-1) === '') lines.pop();
+  const max = Math.max(10, (columns ?? PREVIEW_LINE_CHARS + 4) - 4);
+  const shown = lines.slice(0, PREVIEW_LINES).map((line) => `  │ ${line.length > max ? `${line.slice(0, max - 1)}…` : line}`);
+  if (lines.length > PREVIEW_LINES) shown.push(`  │ … ${(lines.length - PREVIEW_LINES).toLocaleString('en')} more line${lines.length - PREVIEW_LINES === 1 ? '' : 's'}`);
+  return shown;
 }

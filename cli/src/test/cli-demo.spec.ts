@@ -4,6 +4,7 @@
  */
 import { addUsage, inputTokens, tokenUsage, type TokenUsage } from '@kosong/core';
 import { parseEchoScript } from '@kosong/provider-echo';
+import { ChatCompletionsServer, textReply } from '@kosong/provider-openai/testing';
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -35,7 +36,7 @@ function expectInOrder(haystack: string, needles: readonly string[]): void {
 }
 
 describe('kosong CLI: one-shot run with the demo provider', function () {
-  this.timeout(20_000);
+  this.timeout(60_000);
   let ws: Workspace;
   let plain: CliExit;
   let json: CliExit;
@@ -75,10 +76,10 @@ describe('kosong CLI: one-shot run with the demo provider', function () {
       const lines = plain.stdout.split('\n');
       const packageJson = readFileSync(join(ws.cwd, 'package.json'), 'utf8');
       const expected: Array<[string, string]> = [
-        ['→ list_directory({"path":"."})', `✓ ${ws.entries.length} entries in .`],
-        ['→ read_file({"path":"package.json"})', `✓ Read package.json (${packageJson.split('\n').length} lines)`],
-        ['→ read_file({"path":"../../etc/passwd"})', `✗ ${ESCAPE_MESSAGE}`],
-        ['→ calculate({"expression":"32 * 500 * 1.3"})', '✓ 32 * 500 * 1.3 = 20800'],
+        ['→ #1 list_directory({"path":"."})', `✓ #1 list_directory: ${ws.entries.length} entries in .`],
+        ['→ #2 read_file({"path":"package.json"})', `✓ #2 read_file: Read package.json (${packageJson.split('\n').length} lines)`],
+        ['→ #3 read_file({"path":"../../etc/passwd"})', `✗ #3 read_file: ${ESCAPE_MESSAGE}`],
+        ['→ #4 calculate({"expression":"32 * 500 * 1.3"})', '✓ #4 calculate: 32 * 500 * 1.3 = 20800'],
       ];
       let previousCall = -1;
       for (const [call, result] of expected) {
@@ -106,7 +107,7 @@ describe('kosong CLI: one-shot run with the demo provider', function () {
       expect(limited.stdout.trimEnd().split('\n').at(-1)).to.equal(
         `— 2 steps · ${en(inputTokens(usage))} input tokens (${en(usage.inputCacheRead)} cached) · ${en(usage.output)} output tokens · stopped at the step limit`,
       );
-      expect(limited.stdout).to.include('✓ 32 * 500 * 1.3 = 20800');
+      expect(limited.stdout).to.include('✓ #4 calculate: 32 * 500 * 1.3 = 20800');
       expect(limited.stdout).not.to.include(demo[2]!.texts[0]!);
     });
   });
@@ -185,18 +186,24 @@ describe('kosong CLI: one-shot run with the demo provider', function () {
 });
 
 describe('kosong CLI: command line', function () {
-  this.timeout(15_000);
+  this.timeout(60_000);
   const badMaxSteps = ['0', '2.5'];
   let ws: Workspace;
   let providers: CliExit;
   let unknown: CliExit;
   let rejected: CliExit[];
+  let version: CliExit;
+  let unknownCommand: CliExit;
+  let echoModel: CliExit;
 
   before(async () => {
     ws = makeWorkspace();
-    [providers, unknown, ...rejected] = await Promise.all([
+    [providers, unknown, version, unknownCommand, echoModel, ...rejected] = await Promise.all([
       runCli(['providers'], ws.cwd),
       runCli(['--provider', 'no-such-model', 'run', 'hi'], ws.cwd),
+      runCli(['--version'], ws.cwd),
+      runCli(['hello', 'there'], ws.cwd),
+      runCli(['--provider', 'echo', '--model', 'big', 'run', 'text: hi'], ws.cwd),
       ...badMaxSteps.map((bad) => runCli([`--max-steps=${bad}`, 'run', 'hi'], ws.cwd)),
     ]);
   });
@@ -221,6 +228,45 @@ describe('kosong CLI: command line', function () {
     expect(unknown.stdout).to.equal('');
     expect(unknown.stderr).to.match(/unknown provider "no-such-model"; available: .*\bdemo\b/);
     expect(unknown.stderr).to.match(/available: .*\becho\b/);
+  });
+
+  it('--version prints the version of the package and exits 0', () => {
+    const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    expect(version.code).to.equal(0);
+    expect(version.stdout).to.equal(`${manifest.version}\n`);
+  });
+
+  it('a word that is not a command is an unknown command (exit 2), with a hint, and runs nothing', () => {
+    expect(unknownCommand.code).to.equal(2);
+    expect(unknownCommand.stdout).to.equal('');
+    expect(unknownCommand.stderr).to.equal(
+      `error: unknown command 'hello' (commands: run, chat, worker, providers; to ask something once: kosong run "hello there")\n`,
+    );
+  });
+
+  it('--model is refused for a provider with one model (exit 2), before anything runs', () => {
+    expect(echoModel.code).to.equal(2);
+    expect(echoModel.stdout).to.equal('');
+    expect(echoModel.stderr).to.equal('kosong: --model: the echo provider has one model; --model chooses the model of a provider such as openai or kimi\n');
+  });
+
+  it('--model chooses the model of the openai provider (over OPENAI_MODEL), as the request to the server shows', async () => {
+    const server = await ChatCompletionsServer.start({ defaultReply: textReply(['fine']) });
+    try {
+      const env = { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: server.baseURL, OPENAI_MODEL: 'from-env' };
+      const [chosen, fromEnv] = await Promise.all([
+        runCli(['--provider', 'openai', '--model', 'from-flag', 'run', 'hi'], ws.cwd, { env }),
+        runCli(['--provider', 'openai', 'run', 'hi'], ws.cwd, { env }),
+      ]);
+      for (const run of [chosen, fromEnv]) {
+        expect(run.code, run.stderr).to.equal(0);
+        expect(run.stdout).to.include('fine');
+      }
+      const models = server.requests.map((request) => (request.body as { model: string }).model);
+      expect(models).to.have.members(['from-flag', 'from-env']);
+    } finally {
+      await server.close();
+    }
   });
 
   badMaxSteps.forEach((bad, index) => {

@@ -20,9 +20,9 @@ export interface CliExit {
   readonly stderr: string;
 }
 
-/** The environment of every CLI run: no colour, not forced either. */
-function cliEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', TERM: 'dumb' };
+/** The environment of every CLI run: no colour, not forced either; `extra` on top. */
+function cliEnv(extra: Readonly<Record<string, string>> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', TERM: 'dumb', ...extra };
   delete env.FORCE_COLOR;
   delete env.NODE_OPTIONS;
   return env;
@@ -39,8 +39,8 @@ export class CliProcess {
   readonly exited: Promise<CliExit>;
   private readonly listeners = new Set<() => void>();
 
-  constructor(args: readonly string[], cwd: string) {
-    this.child = spawn(process.execPath, [CLI_MAIN, ...args], { cwd, env: cliEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
+  constructor(args: readonly string[], cwd: string, env: Readonly<Record<string, string>> = {}) {
+    this.child = spawn(process.execPath, [CLI_MAIN, ...args], { cwd, env: cliEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
     live.add(this);
     this.child.stdout.setEncoding('utf8');
     this.child.stderr.setEncoding('utf8');
@@ -119,17 +119,21 @@ export class CliProcess {
   }
 }
 
-/** Starts the CLI in `cwd` with these arguments. */
-export function startCli(args: readonly string[], cwd: string): CliProcess {
-  return new CliProcess(args, cwd);
+/** Starts the CLI in `cwd` with these arguments (and these variables set in its environment). */
+export function startCli(args: readonly string[], cwd: string, env: Readonly<Record<string, string>> = {}): CliProcess {
+  return new CliProcess(args, cwd, env);
 }
 
 /** Runs the CLI to the end: writes `input` (if any) to its stdin, closes it, waits for the exit. */
-export function runCli(args: readonly string[], cwd: string, options: { input?: string; timeoutMs?: number } = {}): Promise<CliExit> {
-  const cli = startCli(args, cwd);
+export function runCli(
+  args: readonly string[],
+  cwd: string,
+  options: { input?: string; timeoutMs?: number; env?: Readonly<Record<string, string>> } = {},
+): Promise<CliExit> {
+  const cli = startCli(args, cwd, options.env);
   if (options.input !== undefined) cli.child.stdin.write(options.input);
   cli.endInput();
-  return cli.waitForExit(options.timeoutMs ?? 10_000);
+  return cli.waitForExit(options.timeoutMs ?? 30_000);
 }
 
 /** Kills every CLI process still running (for `afterEach`); returns how many there were. */

@@ -54,7 +54,7 @@ describe('kosong CLI: Ctrl-C during a tool call', function () {
     it(`one-shot, ${what}: exits 130 promptly, the tool process is gone, the session holds only the user message`, async () => {
       const script = toolCallLine('c1', 'bash', { command });
       const cli = startCli(['--provider', 'echo', '--allow-bash', '--session', 'session.jsonl', 'run', script], ws.cwd);
-      await cli.waitForStdout(/^→ bash\(/m);
+      await cli.waitForStdout(/^→ #1 bash\(/m);
       const pid = await sleepPid();
 
       const interruptedAt = Date.now();
@@ -65,7 +65,7 @@ describe('kosong CLI: Ctrl-C during a tool call', function () {
       expect(exit.code, exit.stderr).to.equal(130);
       expect(elapsed, 'exit after Ctrl-C (ms)').to.be.below(PROMPT_EXIT_MS);
       expect(await waitUntilGone(pid), `the tool's sleep (pid ${pid}) was stopped`).to.equal(true);
-      expect(exit.stdout).to.include('\n✗ Tool `bash` was cancelled: Interrupted by the user\n');
+      expect(exit.stdout).to.include('\n✗ #1 bash: Tool `bash` was cancelled: Interrupted by the user\n');
       expect(exit.stdout.trimEnd().split('\n').at(-1)).to.equal(INTERRUPTED_LINE);
       expect(existsSync(join(ws.base, 'finished')), 'the rest of the command never ran').to.equal(false);
       expect(exit.stdout).not.to.match(/^— /m);
@@ -73,11 +73,46 @@ describe('kosong CLI: Ctrl-C during a tool call', function () {
     });
   }
 
+  // Processes that leave the command's process group and session: `setsid` straight away, and a
+  // daemon (a new session whose parent exits at once). They hold the output pipes.
+  const ESCAPING = `setsid sleep 300 & echo $! > ../orphan.pid; (setsid sh -c 'sleep 301 & echo $! > ../daemon.pid' &); sleep 30`;
+
+  it('one-shot: Ctrl-C stops processes that left the process group (setsid, a daemon), and run exits 130 promptly', async () => {
+    const cli = startCli(['--provider', 'echo', '--allow-bash', 'run', toolCallLine('c1', 'bash', { command: ESCAPING })], ws.cwd);
+    await cli.waitForStdout(/^→ #1 bash\(/m);
+    const orphan = await sleepPid(join(ws.base, 'orphan.pid'));
+    const daemon = await sleepPid(join(ws.base, 'daemon.pid'));
+
+    const interruptedAt = Date.now();
+    cli.interrupt();
+    const exit = await cli.waitForExit(PROMPT_EXIT_MS + 5_000);
+    expect(exit.code, exit.stderr).to.equal(130);
+    expect(Date.now() - interruptedAt, 'exit after Ctrl-C (ms)').to.be.below(PROMPT_EXIT_MS);
+    expect(await waitUntilGone(orphan, 3_000), `the setsid sleep (pid ${orphan}) was stopped`).to.equal(true);
+    expect(await waitUntilGone(daemon, 3_000), `the daemon's sleep (pid ${daemon}) was stopped`).to.equal(true);
+  });
+
+  it('REPL: after Ctrl-C stopped a command whose processes escaped, the next turn runs and nothing of it is left', async () => {
+    const cli = startCli(['--provider', 'echo', '--allow-bash'], ws.cwd);
+    cli.send(toolCallLine('c1', 'bash', { command: ESCAPING }));
+    await cli.waitForStdout(/^→ #1 bash\(/m);
+    const orphan = await sleepPid(join(ws.base, 'orphan.pid'));
+    const daemon = await sleepPid(join(ws.base, 'daemon.pid'));
+    cli.interrupt();
+    await cli.waitForStdout(INTERRUPTED_LINE);
+    expect(await waitUntilGone(orphan, 3_000), `the setsid sleep (pid ${orphan}) was stopped`).to.equal(true);
+    expect(await waitUntilGone(daemon, 3_000), `the daemon's sleep (pid ${daemon}) was stopped`).to.equal(true);
+    cli.send('text: next');
+    await cli.waitForStdout(/^next\n— 1 step/m);
+    cli.endInput();
+    expect((await cli.waitForExit()).code).to.equal(0);
+  });
+
   it('REPL: Ctrl-C interrupts the turn and the session goes on with the next line; Ctrl-C when idle exits 130', async () => {
     const script = toolCallLine('c1', 'bash', { command: `echo $$ > ${pidFileName()}; exec sleep 30` });
     const cli = startCli(['--provider', 'echo', '--allow-bash', '--session', 'repl.jsonl'], ws.cwd);
     cli.send(script);
-    await cli.waitForStdout(/^→ bash\(/m);
+    await cli.waitForStdout(/^→ #1 bash\(/m);
     const pid = await sleepPid();
 
     cli.interrupt();
@@ -108,13 +143,13 @@ describe('kosong CLI: Ctrl-C during a tool call', function () {
     cli.send(line(1));
     cli.send(line(2));
     cli.send('text: never reached');
-    await cli.waitForStdout(/^→ bash\(/m);
+    await cli.waitForStdout(/^→ #1 bash\(/m);
     const first = await sleepPid(join(ws.base, 'sleep-1.pid'));
 
     cli.interrupt();
     await cli.waitForStdout(INTERRUPTED_LINE);
     const second = await sleepPid(join(ws.base, 'sleep-2.pid'));
-    expect(cli.stdout.match(/^→ bash\(/gm), 'the second turn is running its tool').to.have.length(2);
+    expect(cli.stdout.match(/^→ #1 bash\(/gm), 'the second turn is running its tool').to.have.length(2);
 
     const interruptedAt = Date.now();
     cli.interrupt();

@@ -9,15 +9,15 @@ import { jsonEvents, killLeftovers, makeWorkspace, readJsonl, runCli, type CliEx
 const ECHO_USAGE_LINE = '— 1 step · 0 input tokens · 0 output tokens';
 
 describe('kosong CLI: REPL over stdin (no TTY)', function () {
-  this.timeout(20_000);
+  this.timeout(60_000);
   let ws: Workspace;
   const runs: Record<string, CliExit> = {};
 
   before(async () => {
     ws = makeWorkspace();
     // Independent sessions, run together to keep the suite fast.
-    const echo = (input: string, ...flags: string[]): Promise<CliExit> => runCli(['--provider', 'echo', ...flags], ws.cwd, { input });
-    const names = ['twoLines', 'noFinalNewline', '/exit', '/quit', 'failed', 'json'] as const;
+    const echo = (input: string, ...flags: string[]): Promise<CliExit> => runCli(['--provider', 'echo', ...flags], ws.cwd, { input, timeoutMs: 40_000 });
+    const names = ['twoLines', 'noFinalNewline', '/exit', '/quit', 'failed', 'json', 'continued', 'help'] as const;
     const results = await Promise.all([
       echo('text: first answer\n\n   \ntext: second answer\n', '--session', 'repl.jsonl'),
       echo('text: only line'),
@@ -25,6 +25,8 @@ describe('kosong CLI: REPL over stdin (no TTY)', function () {
       echo('text: before\n/quit\ntext: after\n'),
       echo('text: fine\nbanana: split\n'),
       echo('text: one\ntext: two\n', '--json'),
+      echo('text: a \\\ntext: b \\\n\\\ntext: c\ntext: d\n', '--session', 'continued.jsonl'),
+      echo('/help\n/nope\n/etc/passwd is a file\n'),
     ]);
     names.forEach((name, index) => (runs[name] = results[index]!));
   });
@@ -70,6 +72,28 @@ describe('kosong CLI: REPL over stdin (no TTY)', function () {
     const lines = result.stdout.trimEnd().split('\n');
     expect(lines.slice(0, 2)).to.deep.equal(['fine', ECHO_USAGE_LINE]);
     expect(lines.at(-1)).to.match(/^✗ .*Unknown echo DSL kind 'banana'/);
+  });
+
+  it('a line ending with \\ continues on the next one: the lines are one message', () => {
+    const result = runs.continued!;
+    expect(result.stderr).to.equal('');
+    expect(result.code).to.equal(0);
+    expect(result.stdout.split('\n')).to.deep.equal(['abc', ECHO_USAGE_LINE, 'd', ECHO_USAGE_LINE, '']);
+    expect(readJsonl(join(ws.cwd, 'continued.jsonl')).filter((m) => m.role === 'user')).to.deep.equal([
+      { role: 'user', content: 'text: a \ntext: b \n\ntext: c' },
+      { role: 'user', content: 'text: d' },
+    ]);
+  });
+
+  it('/help lists the commands, an unknown /command says so, and a message that only starts with / is a message', () => {
+    const result = runs.help!;
+    expect(result.stderr).to.equal('');
+    const lines = result.stdout.split('\n');
+    expect(lines).to.include('  /exit, /quit   end the session (so does Ctrl-D on an empty line)');
+    expect(lines).to.include('unknown command /nope; /help lists the commands');
+    // The third line went to the model: the echo provider could not read it as a script.
+    expect(lines.at(-2)).to.match(/^✗ EchoScriptError: Invalid echo DSL at line 1: '\/etc\/passwd is a file'/);
+    expect(result.code).to.equal(1);
   });
 
   it('with --json, prints the events of each turn', () => {

@@ -4,9 +4,9 @@
  * `--allow-bash`.
  */
 import { expect } from 'chai';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { jsonEvents, killLeftovers, makeWorkspace, runCli, toolCallLine, type CliExit, type Workspace } from './cli-harness.js';
+import { jsonEvents, killLeftovers, makeWorkspace, runCli, startCli, toolCallLine, type CliExit, type Workspace } from './cli-harness.js';
 
 interface ReturnValue {
   readonly isError: boolean;
@@ -31,7 +31,7 @@ function resultsById(run: CliExit): Map<string, ReturnValue> {
 }
 
 describe('kosong CLI: built-in tools', function () {
-  this.timeout(20_000);
+  this.timeout(60_000);
   let ws: Workspace;
 
   beforeEach(() => {
@@ -83,8 +83,8 @@ describe('kosong CLI: built-in tools', function () {
     const script = [toolCallLine('up', 'read_file', { path: '../outside.txt' }), toolCallLine('ok', 'read_file', { path: 'notes.txt' })].join('\n');
     const run = await runCli(['--provider', 'echo', '--max-steps', '1', 'run', script], ws.cwd);
     expect(run.code).to.equal(0);
-    expect(run.stdout).to.include('\n✗ Path "../outside.txt" is outside the working directory; only paths inside it are allowed.\n');
-    expect(run.stdout).to.include('\n✓ Read notes.txt (3 lines)\n');
+    expect(run.stdout).to.include('\n✗ #1 read_file: Path "../outside.txt" is outside the working directory; only paths inside it are allowed.\n');
+    expect(run.stdout).to.include('\n✓ #2 read_file: Read notes.txt (3 lines)\n');
     expect(run.stdout).not.to.include(ws.secret);
   });
 
@@ -94,8 +94,72 @@ describe('kosong CLI: built-in tools', function () {
     expect(run.stderr).to.equal('');
     expect(run.code, run.stdout).to.equal(0);
     const lines = run.stdout.split('\n');
-    expect(lines.slice(0, 3)).to.deep.equal(['Reading.', '→ read_file({"path":"notes.txt"})', '✓ Read notes.txt (3 lines)']);
+    expect(lines.slice(0, 3)).to.deep.equal(['Reading.', '→ #1 read_file({"path":"notes.txt"})', '✓ #1 read_file: Read notes.txt (3 lines)']);
     expect(lines.slice(3)).to.deep.equal(['The notes have two lines.', '— 2 steps · 0 input tokens · 0 output tokens', '']);
+  });
+
+  it('names the call of every result when several run at once', async () => {
+    writeFileSync(join(ws.cwd, 'second.txt'), 'one line');
+    const script = [
+      toolCallLine('a', 'read_file', { path: 'notes.txt' }),
+      toolCallLine('b', 'read_file', { path: 'missing.txt' }),
+      toolCallLine('c', 'read_file', { path: 'second.txt' }),
+      toolCallLine('d', 'list_directory', { path: 'src' }),
+    ].join('\n');
+    const run = await runCli(['--provider', 'echo', '--max-steps', '1', 'run', script], ws.cwd);
+    expect(run.code, run.stderr).to.equal(0);
+    const results = run.stdout.split('\n').filter((line) => /^[✓✗] /.test(line));
+    expect(results).to.have.members([
+      '✓ #1 read_file: Read notes.txt (3 lines)',
+      '✗ #2 read_file: "missing.txt" does not exist',
+      '✓ #3 read_file: Read second.txt (1 line)',
+      '✓ #4 list_directory: 1 entry in src',
+    ]);
+    for (const n of [1, 2, 3, 4]) expect(run.stdout).to.match(new RegExp(`^→ #${n} (read_file|list_directory)\\(`, 'm'));
+  });
+
+  it('refuses binary files and files too large with errors that say why, sizes with their unit', async () => {
+    writeFileSync(join(ws.cwd, 'image.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00]));
+    writeFileSync(join(ws.cwd, 'latin1.txt'), Buffer.from('caf\xe9\n', 'latin1'));
+    writeFileSync(join(ws.cwd, 'big.txt'), 'x'.repeat(300_000));
+    const script = ['image.png', 'latin1.txt', 'big.txt', 'src'].map((path, i) => toolCallLine(`f${i}`, 'read_file', { path })).join('\n');
+    const results = resultsById(await runCli(['--provider', 'echo', '--max-steps', '1', '--json', 'run', script], ws.cwd));
+    expect(results.get('f0')).to.include({ isError: true, message: '"image.png" is a binary file (a NUL byte at byte 8); read_file reads UTF-8 text files only' });
+    expect(results.get('f1')).to.include({ isError: true, message: '"latin1.txt" is not UTF-8 text (a binary file?); read_file reads UTF-8 text files only' });
+    expect(results.get('f2')).to.include({ isError: true, message: '"big.txt" is 293 KiB (300,000 bytes); read_file reads files up to 256 KiB' });
+    expect(results.get('f3')).to.include({ isError: true, message: '"src" is not a file' });
+  });
+
+  it('shows the start of the output of bash results, failed ones too', async () => {
+    const script = [toolCallLine('s', 'bash', { command: 'seq 1 12' }), toolCallLine('f', 'bash', { command: 'echo oops >&2; exit 3' })].join('\n');
+    const run = await runCli(['--provider', 'echo', '--allow-bash', '--max-steps', '1', 'run', script], ws.cwd);
+    expect(run.code, run.stderr).to.equal(0);
+    const lines = run.stdout.split('\n');
+    const seq = lines.indexOf('✓ #1 bash: $ seq 1 12');
+    expect(seq, run.stdout).to.be.at.least(0);
+    expect(lines.slice(seq + 1, seq + 7)).to.deep.equal(['  │ 1', '  │ 2', '  │ 3', '  │ 4', '  │ 5', '  │ … 7 more lines']);
+    const failed = lines.indexOf('✗ #2 bash: bash exited with code 3');
+    expect(failed, run.stdout).to.be.at.least(0);
+    expect(lines[failed + 1]).to.equal('  │ oops');
+  });
+
+  it('bash keeps the start and end of endless output, and the CLI stays small while `yes` runs', async function () {
+    this.timeout(60_000);
+    const seconds = 4;
+    const cli = startCli(['--provider', 'echo', '--allow-bash', '--max-steps', '1', '--json', 'run', toolCallLine('y', 'bash', { command: `timeout ${seconds} yes` })], ws.cwd);
+    let maxRssMb = 0;
+    const sampler = setInterval(() => (maxRssMb = Math.max(maxRssMb, rssMb(cli.pid))), 50);
+    const run = await cli.waitForExit(40_000).finally(() => clearInterval(sampler));
+    expect(run.code, run.stderr).to.equal(0);
+    const result = resultsById(run).get('y')!;
+    expect(result).to.include({ isError: true, message: 'bash exited with code 124' });
+    expect(result.output.startsWith('y\ny\ny\n')).to.equal(true);
+    expect(result.output.endsWith('y\n')).to.equal(true);
+    const marker = /\n\[… [\d.]+ [KMG]iB \(([\d,]+) bytes\) of output cut …\]\n/.exec(result.output);
+    expect(marker, 'a line saying how much was cut').to.not.equal(null);
+    expect(Number(marker![1]!.replace(/,/g, '')), 'bytes cut').to.be.above(10_000_000);
+    expect(result.output.length, 'kept: 32 KiB of each end and the marker').to.be.below(66_000);
+    expect(maxRssMb, 'peak RSS of the CLI while yes ran (MB)').to.be.above(0).and.below(250);
   });
 
   it('does not offer bash without --allow-bash', async () => {
@@ -108,7 +172,7 @@ describe('kosong CLI: built-in tools', function () {
     const result = resultsById(run).get('b1')!;
     expect(result.isError).to.equal(true);
     expect(result.message).to.match(/^Tool `bash` not found/);
-    expect(plain.stdout).to.include('\n✗ Tool `bash` not found');
+    expect(plain.stdout).to.include('\n✗ #1 bash: Tool `bash` not found');
     expect(existsSync(marker), 'the command never ran').to.equal(false);
   });
 
@@ -124,3 +188,13 @@ describe('kosong CLI: built-in tools', function () {
     expect(results.get('fails')!.output).to.include('oops');
   });
 });
+
+/** The resident set size of a process in MB (0 once it is gone). */
+function rssMb(pid: number): number {
+  try {
+    const match = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) / 1024 : 0;
+  } catch {
+    return 0;
+  }
+}

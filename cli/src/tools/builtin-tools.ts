@@ -1,11 +1,13 @@
 import { toolError, toolOk, type ToolReturnValue } from '@kosong/core';
 import { SimpleToolset, defineTool, type CallableTool } from '@kosong/toolset-simple';
-import { spawn } from 'node:child_process';
-import { readdir, readFile, stat } from 'node:fs/promises';
-import { relative } from 'node:path';
+import { constants, existsSync, type Dirent } from 'node:fs';
+import { readdir, type FileHandle } from 'node:fs/promises';
+import { relative, resolve } from 'node:path';
 import { z } from 'zod';
+import { bashTool } from './bash-tool.js';
 import { calculate } from './calculator.js';
-import { PathEscapeError, confine } from './workspace-path.js';
+import { readTextFile } from './read-text-file.js';
+import { PathEscapeError, openInside } from './workspace-path.js';
 
 /** Options of {@link builtinToolset}. */
 export interface BuiltinToolsOptions {
@@ -15,9 +17,12 @@ export interface BuiltinToolsOptions {
   readonly allowBash?: boolean;
 }
 
-const MAX_FILE_BYTES = 256 * 1024;
-
-/** The CLI's tools: read a file, list a directory, calculate, and (only when allowed) run a bash command. */
+/**
+ * The CLI's tools: read a file, list a directory, calculate, and (only when allowed) run a bash
+ * command. The file tools open what they are asked for first and check what they opened (see
+ * `openInside`), so nothing outside the working directory can be reached, not even through a path
+ * swapped for a symbolic link while the call runs.
+ */
 export function builtinToolset(options: BuiltinToolsOptions): SimpleToolset {
   const { cwd } = options;
   const tools: CallableTool[] = [
@@ -25,26 +30,17 @@ export function builtinToolset(options: BuiltinToolsOptions): SimpleToolset {
       name: 'read_file',
       description: 'Reads a UTF-8 text file inside the working directory.',
       parameters: z.object({ path: z.string().describe('Path relative to the working directory') }),
-      execute: ({ path }) =>
-        insideCwd(cwd, path, async (file) => {
-          const info = await stat(file);
-          if (!info.isFile()) return toolError({ message: `"${path}" is not a file`, brief: 'Not a file' });
-          if (info.size > MAX_FILE_BYTES) {
-            return toolError({ message: `"${path}" is ${info.size} bytes; read_file reads files up to ${MAX_FILE_BYTES}`, brief: 'File too large' });
-          }
-          const text = await readFile(file, 'utf8');
-          return toolOk({ output: text, brief: `Read ${path} (${text.split('\n').length} lines)` });
-        }),
+      execute: ({ path }) => withOpened(cwd, path, constants.O_RDONLY, (handle) => readTextFile(handle, path)),
     }),
     defineTool({
       name: 'list_directory',
       description: 'Lists the entries of a directory inside the working directory (directories end with /).',
       parameters: z.object({ path: z.string().default('.').describe('Path relative to the working directory') }),
       execute: ({ path }) =>
-        insideCwd(cwd, path, async (dir) => {
-          const entries = await readdir(dir, { withFileTypes: true });
+        withOpened(cwd, path, constants.O_RDONLY | constants.O_DIRECTORY, async (handle) => {
+          const entries = await readOpenedDirectory(handle, resolve(cwd, path));
           const names = entries.map((e) => (e.isDirectory() ? `${e.name}/` : e.name)).sort();
-          return toolOk({ output: names.join('\n'), brief: `${names.length} entries in ${relative(cwd, dir) || '.'}` });
+          return toolOk({ output: names.join('\n'), brief: `${names.length} ${names.length === 1 ? 'entry' : 'entries'} in ${relative(cwd, resolve(cwd, path)) || '.'}` });
         }),
     }),
     defineTool({
@@ -66,92 +62,34 @@ export function builtinToolset(options: BuiltinToolsOptions): SimpleToolset {
 }
 
 /**
- * Runs `bash -c command` in the working directory, in a process group of its own. The step's abort
- * signal (Ctrl-C, the tool's timeout) stops the whole group — the command and every process it
- * started, not only bash, whose orphans would keep running and hold the output pipes (and with
- * them the CLI) open — with SIGTERM, then SIGKILL if it is still there after a grace period. Groups
- * still running when the CLI exits (a second Ctrl-C) are killed too.
+ * The entries of the directory `handle` has open, read through the descriptor (`/proc/self/fd/N`),
+ * not through the path again; where there is no `/proc`, through `path`.
  */
-function bashTool(cwd: string): CallableTool {
-  return defineTool({
-    name: 'bash',
-    description: 'Runs a bash command in the working directory and returns its output and exit code.',
-    parameters: z.object({ command: z.string() }),
-    timeoutMs: 60_000,
-    execute: ({ command }, { signal }) =>
-      new Promise<ToolReturnValue>((resolve) => {
-        const child = spawn('bash', ['-c', command], { cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-        const group = child.pid;
-        let forceKill: NodeJS.Timeout | undefined;
-        const stop = (): void => {
-          if (group === undefined || forceKill) return;
-          killGroup(group, 'SIGTERM');
-          forceKill = setTimeout(() => killGroup(group, 'SIGKILL'), KILL_GRACE_MS);
-        };
-        if (group !== undefined) trackGroup(group);
-        signal.addEventListener('abort', stop, { once: true });
-        if (signal.aborted) stop();
-        const finish = (value: ToolReturnValue): void => {
-          signal.removeEventListener('abort', stop);
-          clearTimeout(forceKill);
-          if (group !== undefined) untrackGroup(group);
-          resolve(value);
-        };
-        let output = '';
-        child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-        child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-        child.on('error', (error) => finish(toolError({ message: `bash failed: ${error.message}`, brief: 'bash failed', output })));
-        child.on('close', (code, killedBy) => {
-          if (killedBy) finish(toolError({ message: `bash was stopped (${killedBy})`, brief: 'Stopped', output }));
-          else if (code === 0) finish(toolOk({ output, brief: `$ ${command}` }));
-          else finish(toolError({ message: `bash exited with code ${code}`, brief: `Exit ${code}`, output }));
-        });
-      }),
-  });
-}
-
-/** How long an aborted command gets to end after SIGTERM before its group gets SIGKILL. */
-const KILL_GRACE_MS = 2_000;
-
-/** Process groups of the bash commands running now. */
-const runningGroups = new Set<number>();
-
-function killRunningGroups(): void {
-  for (const group of runningGroups) killGroup(group, 'SIGKILL');
-}
-
-function trackGroup(group: number): void {
-  if (runningGroups.size === 0) process.on('exit', killRunningGroups);
-  runningGroups.add(group);
-}
-
-function untrackGroup(group: number): void {
-  runningGroups.delete(group);
-  if (runningGroups.size === 0) process.off('exit', killRunningGroups);
-}
-
-function killGroup(group: number, signal: NodeJS.Signals): void {
+async function readOpenedDirectory(handle: FileHandle, path: string): Promise<Dirent[]> {
   try {
-    process.kill(-group, signal);
-  } catch {
-    // the group is gone already
+    return await readdir(`/proc/self/fd/${handle.fd}`, { withFileTypes: true });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || existsSync('/proc/self/fd')) throw error;
+    return readdir(path, { withFileTypes: true });
   }
 }
 
-async function insideCwd(cwd: string, path: string, use: (resolved: string) => Promise<ToolReturnValue>): Promise<ToolReturnValue> {
-  let resolved: string;
+/** Opens `path` inside `cwd` and runs `use` on it (closing it after); refusals and missing paths are error results. */
+async function withOpened(cwd: string, path: string, flags: number, use: (handle: FileHandle) => Promise<ToolReturnValue>): Promise<ToolReturnValue> {
+  let handle: FileHandle;
   try {
-    resolved = await confine(cwd, path);
+    handle = await openInside(cwd, path, flags);
   } catch (error) {
     if (error instanceof PathEscapeError) return toolError({ message: error.message, brief: 'Outside the working directory' });
-    throw error;
-  }
-  try {
-    return await use(resolved);
-  } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return toolError({ message: `"${path}" does not exist`, brief: 'Not found' });
     if (code === 'ENOTDIR') return toolError({ message: `"${path}" is not a directory`, brief: 'Not a directory' });
+    if (code === 'EISDIR') return toolError({ message: `"${path}" is a directory, not a file`, brief: 'Not a file' });
     throw error;
+  }
+  try {
+    return await use(handle);
+  } finally {
+    await handle.close();
   }
 }

@@ -1,0 +1,67 @@
+import type { GenerationOptions } from '@kosong/core';
+import { CliSession, describeFailure, type TurnOutcome } from './cli-session.js';
+import { defaultSystemPrompt, providerEnvironment, ProviderOptionError, type GlobalOptions } from './cli-options.js';
+import { providerCatalog } from './provider-catalog.js';
+import { RemoteCliSession } from './remote-session.js';
+import { JsonRenderer } from './render/json-renderer.js';
+import type { Renderer } from './render/renderer.js';
+import { TerminalRenderer } from './render/terminal-renderer.js';
+import type { TerminalCapabilities } from './terminal/terminal-capabilities.js';
+
+/** A local session, or one whose turns run on `kosong worker` processes (`--redis`). */
+export type Session = CliSession | RemoteCliSession;
+
+/** The exit code of a one-shot run by how its turn ended. */
+export const EXIT_CODE: Record<TurnOutcome, number> = { completed: 0, failed: 1, interrupted: 130 };
+
+/**
+ * The session the options describe: the chosen provider (configured from the environment and the
+ * command line), the built-in tools, the session file — or, with `--redis`, turns submitted to
+ * `kosong worker` processes. A setup error (unknown provider, a choice the provider cannot honour, a
+ * corrupted session file) ends the process with exit code 2. The renderer is the session's, for
+ * output of the CLI's own (e.g. `/help`).
+ */
+export async function openSession(options: GlobalOptions, terminal: TerminalCapabilities): Promise<{ session: Session; renderer: Renderer }> {
+  const renderer: Renderer = options.json ? new JsonRenderer(process.stdout) : new TerminalRenderer(process.stdout, terminal);
+  if (options.redis !== undefined) {
+    if (options.maxTokens !== undefined || options.temperature !== undefined || options.model !== undefined) {
+      fail('--model, --max-tokens and --temperature are not supported with --redis yet');
+    }
+    // The turns run on `kosong worker` processes, with their provider, tools and (unless --system) system prompt.
+    const session = new RemoteCliSession({ redis: options.redis, renderer, systemPrompt: options.system, maxSteps: options.maxSteps, session: options.session });
+    return { session, renderer };
+  }
+  const catalog = await providerCatalog();
+  const provider = catalog.find((entry) => entry.name === options.provider);
+  if (!provider) fail(`unknown provider "${options.provider}"; available: ${catalog.map((e) => e.name).join(', ')}`);
+  try {
+    const session = await CliSession.open({
+      provider,
+      renderer,
+      cwd: process.cwd(),
+      systemPrompt: options.system ?? defaultSystemPrompt(),
+      maxSteps: options.maxSteps,
+      allowBash: options.allowBash === true,
+      sessionFile: options.session,
+      generation: generationOf(options),
+      env: providerEnvironment(provider.name, process.env, options),
+    });
+    return { session, renderer };
+  } catch (error) {
+    fail(error instanceof ProviderOptionError ? error.message : describeFailure(error));
+  }
+}
+
+/** The generation options the flags ask for (only those given). */
+function generationOf(options: GlobalOptions): GenerationOptions {
+  return {
+    ...(options.maxTokens === undefined ? {} : { maxOutputTokens: options.maxTokens }),
+    ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
+  };
+}
+
+/** Ends the process with a setup error: one line on stderr, exit code 2. */
+export function fail(message: string): never {
+  process.stderr.write(`kosong: ${message}\n`);
+  process.exit(2);
+}
