@@ -31,9 +31,11 @@ export * from './tooling/tool-result.js';
 export * from './tooling/tool-errors.js';
 export * from './tooling/toolset.js';
 export * from './tooling/arguments.js';
+export * from './tooling/approval.js';
+export * from './tooling/require-approval.js';
 
 export { generate, type GenerateOptions, type GenerateResult } from './runtime/generate.js';
-export { step, type StepOptions, type ToolDispatchMode } from './runtime/step.js';
+export { step, type StepOptions, type StepResumption, type ToolDispatchMode } from './runtime/step.js';
 export { StepResult } from './runtime/step-result.js';
 export { abortableDelay } from './runtime/abort.js';
 export * from './runtime/step-hooks.js';

@@ -2,6 +2,8 @@ import { freezePart } from '../message/freeze.js';
 import type { StreamedMessagePart } from '../message/parts.js';
 import { hookSlot, type HookGuard, type HookSlot } from './hook-guard.js';
 import type {
+  ApprovalDecisionEvent,
+  ApprovalRequestEvent,
   CleanupEvent,
   NamedStepHooks,
   PartEvent,
@@ -23,7 +25,17 @@ export interface HookBusEntry extends NamedStepHooks {
 type EventOf<H extends StepHookName> = Parameters<NonNullable<StepHooks[H]>>[0];
 type Slots = { readonly [H in StepHookName]: readonly HookSlot<EventOf<H>>[] };
 
-const HOOK_NAMES: readonly StepHookName[] = ['onStepStart', 'onPart', 'onToolCall', 'onToolResult', 'onStepEnd', 'onCleanup', 'onRetry'];
+const HOOK_NAMES: readonly StepHookName[] = [
+  'onStepStart',
+  'onPart',
+  'onToolCall',
+  'onToolResult',
+  'onApprovalRequest',
+  'onApprovalDecision',
+  'onStepEnd',
+  'onCleanup',
+  'onRetry',
+];
 
 /**
  * Delivers the events of one step to its hooks, in registration order, through the step's
@@ -82,6 +94,14 @@ export class HookBus {
 
   toolResult(fields: Omit<ToolResultEvent, keyof StepEventContext>): void {
     if (!this.closed && this.slots.onToolResult.length > 0) this.detached(this.slots.onToolResult, this.event(fields));
+  }
+
+  approvalRequest(fields: Omit<ApprovalRequestEvent, keyof StepEventContext>): void {
+    if (!this.closed && this.slots.onApprovalRequest.length > 0) this.detached(this.slots.onApprovalRequest, this.event(fields));
+  }
+
+  approvalDecision(fields: Omit<ApprovalDecisionEvent, keyof StepEventContext>): void {
+    if (!this.closed && this.slots.onApprovalDecision.length > 0) this.detached(this.slots.onApprovalDecision, this.event(fields));
   }
 
   /** Delivers a retry notice (the agent loop's; steps themselves never send it). Not awaited. */

@@ -134,18 +134,26 @@ export class HookGuard {
     return settled;
   }
 
+  /**
+   * Reports a failure of a callback the guard did not call itself (one whose value the caller
+   * needs, such as an approval handler). Never throws; never detaches anything.
+   */
+  reportFailure(plugin: string, hook: string, kind: HookFailureKind, error: unknown): void {
+    this.deliver({ plugin, hook, kind, error, detached: false });
+  }
+
   private report(slot: HookSlot<never>, kind: HookFailureKind, error: unknown): void {
     slot.failures++;
+    this.deliver({ plugin: slot.plugin, hook: slot.hook, kind, error, detached: slot.failures === this.maxFailures });
+  }
+
+  private deliver(failure: Pick<HookErrorReport, 'plugin' | 'hook' | 'kind' | 'error' | 'detached'>): void {
     const report: HookErrorReport = {
-      plugin: slot.plugin,
-      hook: slot.hook,
+      ...failure,
       stepId: this.options.stepId,
       tenant: this.options.tenant,
       provider: this.options.provider,
       model: this.options.model,
-      kind,
-      error,
-      detached: slot.failures === this.maxFailures,
     };
     try {
       this.options.onError(report);

@@ -3,6 +3,7 @@ import type { StreamedMessagePart, ToolCall } from '../message/parts.js';
 import type { FinishReason } from '../provider/chat-provider.js';
 import type { GenerationOptions } from '../provider/generation-options.js';
 import type { TokenUsage } from '../provider/token-usage.js';
+import type { ApprovalDecision } from '../tooling/approval.js';
 import type { ToolResult } from '../tooling/tool-result.js';
 
 /** Correlation ids every step event carries. */
@@ -43,6 +44,25 @@ export interface ToolCallEvent extends StepEventContext {
   readonly index: number;
   /** `false` when the runtime did not run the call (see the dispatch modes of `step`). */
   readonly executed: boolean;
+}
+
+/** A tool call needs approval: the step's approval handler is asked now (or, without one, it is deferred). */
+export interface ApprovalRequestEvent extends StepEventContext {
+  readonly toolCall: ToolCall;
+  readonly toolCallId: string;
+  readonly index: number;
+}
+
+/**
+ * The decision about a call that needed approval: the handler's, one given to `agent.resume`, or a
+ * denial because the handler failed, gave something that is no decision, or timed out (`reason`
+ * says which). Not sent when the step aborts while the call waits.
+ */
+export interface ApprovalDecisionEvent extends StepEventContext {
+  readonly toolCall: ToolCall;
+  readonly toolCallId: string;
+  readonly index: number;
+  readonly decision: ApprovalDecision;
 }
 
 /** A tool call settled. Delivered in completion order. */
@@ -106,6 +126,10 @@ export interface StepHooks {
   onToolCall?(event: ToolCallEvent): void | Promise<void>;
   /** A tool call settled (completion order). Does not block the stream. */
   onToolResult?(event: ToolResultEvent): void | Promise<void>;
+  /** A tool call needs approval; its decision is asked for. Does not block anything. */
+  onApprovalRequest?(event: ApprovalRequestEvent): void | Promise<void>;
+  /** A call that needed approval was approved, denied or deferred. Does not block anything. */
+  onApprovalDecision?(event: ApprovalDecisionEvent): void | Promise<void>;
   /** The message is complete, or the step failed. Exactly once per step. Awaited. */
   onStepEnd?(event: StepEndEvent): void | Promise<void>;
   /** After every tool is reclaimed. Exactly once per step, always last. Awaited. */

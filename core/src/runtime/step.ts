@@ -3,9 +3,11 @@ import type { Message } from '../message/message.js';
 import type { StreamedMessagePart, ToolCall } from '../message/parts.js';
 import type { ChatProvider, FinishReason } from '../provider/chat-provider.js';
 import { mergeGenerationOptions, type GenerationOptions } from '../provider/generation-options.js';
+import { isApprovalDecision, type ApprovalCallback, type ApprovalDecision } from '../tooling/approval.js';
 import { toolNotExecuted } from '../tooling/tool-errors.js';
 import type { ToolResult, ToolReturnValue } from '../tooling/tool-result.js';
 import type { Toolset } from '../tooling/toolset.js';
+import { ApprovalGate, type GateEntry } from './approval-gate.js';
 import { DEFAULT_CLEANUP_TIMEOUT_MS, DEFAULT_HOOK_TIMEOUT_MS, DEFAULT_MAX_HOOK_FAILURES } from './defaults.js';
 import { HookBus, type HookBusEntry } from './hook-bus.js';
 import { HookGuard, writeHookErrorToStderr, type HookErrorHandler } from './hook-guard.js';
@@ -26,6 +28,29 @@ import { ToolRuns } from './tool-runs.js';
  *   result. Safer, slower: tools start only after the last token.
  */
 export type ToolDispatchMode = 'streaming' | 'deferred';
+
+/**
+ * A step to complete instead of generating a new one: the step whose calls waited for approval
+ * (`Agent.resume` builds it from the context's pending step). The provider is not called; the
+ * message is the step's message; calls that ran before keep their results (they do not run again);
+ * the waiting ones get their decisions (an approved call runs now, a denied one gets the denial, and
+ * one without a decision is asked of the approval handler again, which may defer it again).
+ */
+export interface StepResumption {
+  /** The assistant message of the step; its tool calls are the step's calls. */
+  readonly message: Message;
+  /**
+   * Index-aligned with the message's tool calls: the result of each call that settled before, and
+   * `undefined` (or a deferred result) for each call still waiting for approval.
+   */
+  readonly results: readonly (ToolResult | undefined)[];
+  /** Index-aligned too: the decision for a waiting call (ignored for calls that have a result). */
+  readonly decisions?: readonly (ApprovalDecision | undefined)[];
+  /** The provider's id of the message, for the step's result and events. */
+  readonly messageId?: string | undefined;
+  /** The finish reason of the response, for the step's result and events. */
+  readonly finishReason?: FinishReason | undefined;
+}
 
 /** Options of {@link step}. */
 export interface StepOptions {
@@ -65,6 +90,17 @@ export interface StepOptions {
   readonly hookTimeoutMs?: number;
   /** How long aborted tools get to settle before they are reported as leaked; default 5 s. */
   readonly cleanupTimeoutMs?: number;
+  /**
+   * Decides about calls that need approval (the toolset's `needsApproval` says which): approve,
+   * deny or defer. Guarded: a throw, a rejection, a value that is no decision, or no decision
+   * within `approvalTimeoutMs` is reported to `onHookError` (as `options.onApproval`) and denies
+   * the call. Without a handler, such calls are deferred: their results are marked `deferred`.
+   */
+  readonly onApproval?: ApprovalCallback;
+  /** How long a call may wait for the approval handler's decision before it is denied; default: no limit. */
+  readonly approvalTimeoutMs?: number;
+  /** Completes a step whose calls waited for approval instead of generating one (see {@link StepResumption}). */
+  readonly resume?: StepResumption;
 }
 
 /**
@@ -113,9 +149,24 @@ class StepExecution implements StepRun {
       maxFailures: DEFAULT_MAX_HOOK_FAILURES,
     });
     this.bus = new HookBus(guard, busEntries(options), context);
-    this.runs = new ToolRuns(options.toolset, this.stepId, (index, call, result, durationMs) => {
-      this.bus.toolResult({ toolCall: call, toolCallId: call.id, index, result, durationMs });
-    });
+    const gate = ApprovalGate.needed(options.toolset, options.resume !== undefined)
+      ? new ApprovalGate({
+          toolset: options.toolset,
+          onApproval: options.onApproval,
+          timeoutMs: options.approvalTimeoutMs,
+          tenant: options.tenant,
+          bus: this.bus,
+          reportFailure: (kind, error) => guard.reportFailure('options', 'onApproval', kind, error),
+        })
+      : undefined;
+    this.runs = new ToolRuns(
+      options.toolset,
+      this.stepId,
+      (index, call, result, durationMs) => {
+        this.bus.toolResult({ toolCall: call, toolCallId: call.id, index, result, durationMs });
+      },
+      gate,
+    );
     const signal = options.signal;
     if (signal) {
       this.onAbort = () => this.runs.cancel(signal.reason);
@@ -128,20 +179,22 @@ class StepExecution implements StepRun {
     let generated: GenerateResult;
     try {
       await bus.stepStart({ history: options.history, generation: mergeGenerationOptions(options.provider.generation, options.generation) });
-      generated = await streamMessage(
-        {
-          provider: options.provider,
-          systemPrompt: options.systemPrompt,
-          tools: options.toolset.tools,
-          history: options.history,
-          signal: options.signal,
-          generation: options.generation,
-        },
-        {
-          onPart: bus.wantsParts ? (part) => bus.part(part) : undefined,
-          onToolCall: (call, atEnd) => this.onToolCall(call, atEnd?.finishReason, atEnd !== undefined),
-        },
-      );
+      generated = options.resume
+        ? this.resumed(options.resume)
+        : await streamMessage(
+            {
+              provider: options.provider,
+              systemPrompt: options.systemPrompt,
+              tools: options.toolset.tools,
+              history: options.history,
+              signal: options.signal,
+              generation: options.generation,
+            },
+            {
+              onPart: bus.wantsParts ? (part) => bus.part(part) : undefined,
+              onToolCall: (call, atEnd) => this.onToolCall(call, atEnd?.finishReason, atEnd !== undefined),
+            },
+          );
     } catch (error) {
       this.runs.cancel(error);
       await bus.stepEnd({
@@ -213,14 +266,40 @@ class StepExecution implements StepRun {
     }
   }
 
-  private dispatch(call: ToolCall, withheld: ToolReturnValue | undefined): void {
+  private dispatch(call: ToolCall, withheld: ToolReturnValue | undefined, entry?: GateEntry): void {
     const executed = withheld === undefined && !this.runs.cancelled && !this.options.signal?.aborted;
     // Observers hear of the call before the toolset runs it (a telemetry span can then start first).
     this.bus.toolCall({ toolCall: call, toolCallId: call.id, index: this.runs.calls.length, executed });
-    if (executed) this.runs.dispatch(call);
+    if (executed) this.runs.dispatch(call, entry);
     else this.runs.skip(call, withheld ?? toolNotExecuted('the step was cancelled'));
   }
+
+  /**
+   * The step's message when it completes a step that waited for approval: the calls that settled
+   * before keep their results (observers heard of them then), the waiting ones go to the gate.
+   */
+  private resumed(resume: StepResumption): GenerateResult {
+    const { message, results, decisions } = resume;
+    const calls = message.toolCalls ?? [];
+    if (message.role !== 'assistant' || results.length !== calls.length || (decisions !== undefined && decisions.length !== calls.length)) {
+      throw new TypeError("step({ resume }): the message must be the assistant's, with results (and decisions) aligned with its tool calls");
+    }
+    const bad = decisions?.findIndex((decision) => decision !== undefined && !isApprovalDecision(decision)) ?? -1;
+    if (bad >= 0) throw new TypeError(`step({ resume }): decision ${bad} is not an approval decision`);
+    calls.forEach((call, index) => {
+      const known = results[index];
+      if (known !== undefined && known.deferred !== true) {
+        this.runs.adopt(call, known);
+        return;
+      }
+      const decision = decisions?.[index];
+      this.dispatch(call, undefined, decision === undefined ? ASK : { type: 'decided', decision });
+    });
+    return { id: resume.messageId, message, usage: undefined, finishReason: resume.finishReason, traceId: undefined };
+  }
 }
+
+const ASK: GateEntry = Object.freeze({ type: 'ask' });
 
 function busEntries(options: StepOptions): HookBusEntry[] {
   const entries: HookBusEntry[] = [];

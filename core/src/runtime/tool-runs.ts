@@ -1,8 +1,9 @@
 import { setMaxListeners } from 'node:events';
 import type { ToolCall } from '../message/parts.js';
-import { describeError, toolInvalidReturn, toolRuntimeError } from '../tooling/tool-errors.js';
+import { describeError, toolAwaitingApproval, toolInvalidReturn, toolNotExecuted, toolRuntimeError } from '../tooling/tool-errors.js';
 import { isToolResult, isToolReturnValue, type ToolResult, type ToolReturnValue } from '../tooling/tool-result.js';
-import type { Toolset } from '../tooling/toolset.js';
+import type { ToolContext, Toolset } from '../tooling/toolset.js';
+import type { ApprovalGate, GateEntry, GateOutcome } from './approval-gate.js';
 import { isThenable } from './hook-guard.js';
 
 /** Called once per call when its result is known, in completion order. */
@@ -28,29 +29,35 @@ export class ToolRuns {
     private readonly toolset: Toolset,
     private readonly stepId: string,
     private readonly onSettled: ToolSettledListener,
+    /** Asks for approval where a call needs it (none: no call can). */
+    private readonly gate?: ApprovalGate,
   ) {
     // Every call of the step listens to this one signal: many parallel calls are normal, not a leak.
     setMaxListeners(0, this.controller.signal);
   }
 
-  /** Hands a call to the toolset. */
-  dispatch(call: ToolCall): number {
+  /**
+   * Hands a call to the toolset — after its approval, where it needs one: waiting for the decision
+   * is part of the call's own future (its place in the results, its abort and its cleanup are a
+   * running call's). `entry` says how the call comes to the gate (default: the toolset is asked).
+   */
+  dispatch(call: ToolCall, entry?: GateEntry): number {
     const index = this.calls.push(call) - 1;
     const startedAt = performance.now();
-    let future: Promise<ToolResult>;
-    try {
-      const returned = this.toolset.handle(call, { signal: this.controller.signal, toolCall: call, stepId: this.stepId, index });
-      future = isThenable(returned)
-        ? Promise.resolve(returned).then(
-            (value) => normalise(call, value),
-            (error: unknown) => threw(call, error),
-          )
-        : Promise.resolve(normalise(call, returned));
-      // normalise never throws: a result whose getters throw becomes an error result, on both paths.
-    } catch (error) {
-      future = Promise.resolve(threw(call, error));
-    }
+    const context: ToolContext = { signal: this.controller.signal, toolCall: call, stepId: this.stepId, index };
+    const gate = this.gate;
+    const future =
+      gate === undefined
+        ? this.handle(call, context)
+        : gate.pass(call, context, entry ?? CHECK).then((outcome) => this.afterGate(call, context, outcome));
     this.track(index, call, future, startedAt);
+    return index;
+  }
+
+  /** Records a call whose result is known already (a resumed step's call that ran before); no listener hears of it. */
+  adopt(call: ToolCall, result: ToolResult): number {
+    const index = this.calls.push(call) - 1;
+    this.track(index, call, Promise.resolve(normalise(call, result)), performance.now(), false);
     return index;
   }
 
@@ -117,17 +124,47 @@ export class ToolRuns {
     return this.calls.filter((_, index) => this.results[index] === undefined);
   }
 
-  private track(index: number, call: ToolCall, future: Promise<ToolResult>, startedAt: number): void {
+  /** The toolset's result of a call, whatever `handle` did; never rejects. */
+  private handle(call: ToolCall, context: ToolContext): Promise<ToolResult> {
+    try {
+      const returned = this.toolset.handle(call, context);
+      // normalise never throws: a result whose getters throw becomes an error result, on both paths.
+      return isThenable(returned)
+        ? Promise.resolve(returned).then(
+            (value) => normalise(call, value),
+            (error: unknown) => threw(call, error),
+          )
+        : Promise.resolve(normalise(call, returned));
+    } catch (error) {
+      return Promise.resolve(threw(call, error));
+    }
+  }
+
+  private afterGate(call: ToolCall, context: ToolContext, outcome: GateOutcome): ToolResult | Promise<ToolResult> {
+    switch (outcome.type) {
+      case 'run':
+        // Approved, but the step may have been cancelled since: then the call does not start.
+        return context.signal.aborted ? { toolCallId: call.id, returnValue: toolNotExecuted('the step was cancelled') } : this.handle(call, context);
+      case 'deferred':
+        return { toolCallId: call.id, returnValue: toolAwaitingApproval(), deferred: true };
+      default:
+        return { toolCallId: call.id, returnValue: outcome.returnValue };
+    }
+  }
+
+  private track(index: number, call: ToolCall, future: Promise<ToolResult>, startedAt: number, heard = true): void {
     this.pending++;
     this.futures.push(
       future.then((result) => {
         this.results[index] = result;
         this.completionOrder.push(result);
         this.pending--;
-        try {
-          this.onSettled(index, call, result, performance.now() - startedAt);
-        } catch {
-          // the listener delivers to guarded hooks; a future must never reject
+        if (heard) {
+          try {
+            this.onSettled(index, call, result, performance.now() - startedAt);
+          } catch {
+            // the listener delivers to guarded hooks; a future must never reject
+          }
         }
         this.wake();
         return result;
@@ -141,6 +178,8 @@ export class ToolRuns {
     for (const resolve of waiters) resolve();
   }
 }
+
+const CHECK: GateEntry = Object.freeze({ type: 'check' });
 
 /**
  * The result of `call` from what the toolset gave, as plain data read once. Never throws: reading a

@@ -37,6 +37,17 @@ export function toolNotExecuted(reason: string): ToolReturnValue {
   return toolError({ message: `Tool call was not executed: ${reason}`, brief: 'Not executed' });
 }
 
+/** An approval handler denied the call; `reason` (if any) is for the model. */
+export function toolDenied(reason?: string): ToolReturnValue {
+  const message = reason ? `The tool call was denied: ${reason}` : 'The tool call was denied by the user. Do not try it again unless the user asks for it.';
+  return toolError({ message, brief: 'Denied' });
+}
+
+/** The call needed approval and the decision was deferred: it has not run (yet). */
+export function toolAwaitingApproval(): ToolReturnValue {
+  return toolError({ message: 'Tool call was not executed: it is waiting for approval', brief: 'Awaiting approval' });
+}
+
 /** The step was aborted while the call ran (every toolset gives the model this same text). */
 export function toolCancelled(toolName: string, reason: unknown): ToolReturnValue {
   return toolError({ message: `Tool \`${toolName}\` was cancelled: ${describeError(reason)}`, brief: 'Cancelled' });

@@ -32,6 +32,12 @@ export interface ToolReturnValue {
 export interface ToolResult {
   readonly toolCallId: string;
   readonly returnValue: ToolReturnValue;
+  /**
+   * Set by the runtime, never by a toolset: the call needed approval and the decision was deferred,
+   * so it did not run. `returnValue` then says so (an error result), but the call is not finished:
+   * the agent loop stops the turn instead of giving this result to the model (see `Agent.resume`).
+   */
+  readonly deferred?: true;
 }
 
 /** Fields of a successful {@link ToolReturnValue}. */

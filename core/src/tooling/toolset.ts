@@ -28,6 +28,14 @@ export interface Toolset {
   readonly tools: readonly Tool[];
   /** Handles one call. */
   handle(toolCall: ToolCall, context: ToolContext): ToolResult | Promise<ToolResult>;
+  /**
+   * Whether a call must be approved before it runs. Optional: without it, no call needs approval.
+   * `step` asks it before `handle`, as part of the call's own future (so the call keeps its place in
+   * the results and an abort reclaims it like any running call); when it says `true`, the step's
+   * approval handler decides (see `ApprovalDecision`). A throw or a rejection gives the model an
+   * error result, and the call does not run. Wrap any toolset with `requireApproval` to add it.
+   */
+  needsApproval?(toolCall: ToolCall, context: ToolContext): boolean | Promise<boolean>;
 }
 
 /** Service identifier of {@link Toolset} in the kernel's container (global in the root, a tenant's in its child). */
