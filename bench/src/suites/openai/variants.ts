@@ -1,43 +1,22 @@
 /**
- * Variants of the `openai` suite: one streamed Chat Completions response of {@link CHUNKS} text
- * chunks from a local server on 127.0.0.1 (in the same process, for both variants), read through
- * the bare `openai` SDK stream, or through kosong's `OpenAIChatProvider`.
+ * Variants of the `openai` suite: the workload ({@link workloadReply}) from a server in its own
+ * process, read through the bare `openai` SDK stream, or through kosong's `OpenAIChatProvider`.
  *
  * @module
  */
+import { fileURLToPath } from 'node:url';
+
 import { OpenAIChatProvider } from '@kosong/provider-openai';
-import { ChatCompletionsServer, completionChunk, usageChunk, type StreamReply } from '@kosong/provider-openai/testing';
 import OpenAI from 'openai';
 import type { PreparedVariant } from '../../harness.js';
+import { startServerProcess } from '../../server-process.js';
+import { verifyCounts, type Counts } from './workload.js';
 
-/** Text chunks in the response. */
-export const CHUNKS = 100_000;
-const DELTA = 'tok ';
+const SERVER = fileURLToPath(new URL('./server-process.js', import.meta.url));
 
-function reply(): StreamReply {
-  return {
-    type: 'stream',
-    chunks: [
-      ...Array.from({ length: CHUNKS }, () => completionChunk({ delta: { content: DELTA } })),
-      completionChunk({ delta: {}, finishReason: 'stop' }),
-      usageChunk({ prompt_tokens: 10, completion_tokens: CHUNKS }),
-    ],
-  };
-}
-
-interface Counts {
-  readonly textChars: number;
-  readonly items: number;
-}
-
-function verify(label: string, counts: Counts): void {
-  if (counts.textChars !== CHUNKS * DELTA.length) throw new Error(`${label}: ${counts.textChars} text chars, expected ${CHUNKS * DELTA.length}`);
-}
-
-/** The floor: `for await` over the SDK's own stream, adding up the text of each chunk. */
+/** The floor: `for await` over the SDK's own stream of chunks, counting text, calls and arguments. */
 export async function prepareSdk(): Promise<PreparedVariant<Counts>> {
-  const server = await ChatCompletionsServer.start({ defaultReply: reply() });
-  const client = new OpenAI({ baseURL: server.baseURL, apiKey: 'sk-bench', maxRetries: 0 });
+  const client = new OpenAI({ baseURL: await startServerProcess(SERVER), apiKey: 'sk-bench', maxRetries: 0, logLevel: 'off' });
   return {
     async run() {
       const stream = await client.chat.completions.create({
@@ -47,33 +26,42 @@ export async function prepareSdk(): Promise<PreparedVariant<Counts>> {
         stream_options: { include_usage: true },
       });
       let textChars = 0;
-      let items = 0;
+      let toolCalls = 0;
+      let argumentChars = 0;
       for await (const chunk of stream) {
-        items++;
-        textChars += chunk.choices[0]?.delta.content?.length ?? 0;
+        const delta = chunk.choices[0]?.delta;
+        if (delta === undefined) continue;
+        textChars += delta.content?.length ?? 0;
+        for (const call of delta.tool_calls ?? []) {
+          if (call.id !== undefined) toolCalls++;
+          argumentChars += call.function?.arguments?.length ?? 0;
+        }
       }
-      return { textChars, items };
+      return { textChars, toolCalls, argumentChars };
     },
-    verify: (counts) => verify('sdk', counts),
+    verify: (counts) => verifyCounts('sdk', counts),
   };
 }
 
-/** kosong's provider: `generate` and `for await` over its stream of parts. */
+/** kosong's provider: `generate` and `for await` over its parts. */
 export async function prepareProvider(): Promise<PreparedVariant<Counts>> {
-  const server = await ChatCompletionsServer.start({ defaultReply: reply() });
-  const provider = new OpenAIChatProvider({ baseURL: server.baseURL, apiKey: 'sk-bench', model: 'bench' });
+  const provider = new OpenAIChatProvider({ baseURL: await startServerProcess(SERVER), apiKey: 'sk-bench', model: 'bench' });
   return {
     async run() {
       const stream = await provider.generate('', [], [{ role: 'user', content: [{ type: 'text', text: 'go' }] }]);
       let textChars = 0;
-      let items = 0;
+      let toolCalls = 0;
+      let argumentChars = 0;
       for await (const part of stream) {
-        items++;
         if (part.type === 'text') textChars += part.text.length;
+        else if (part.type === 'function') {
+          toolCalls++;
+          argumentChars += part.function.arguments?.length ?? 0;
+        } else if (part.type === 'tool_call_part') argumentChars += part.argumentsPart?.length ?? 0;
       }
-      if (stream.usage?.output !== CHUNKS) throw new Error(`provider: usage ${JSON.stringify(stream.usage)}`);
-      return { textChars, items };
+      if (stream.finishReason !== 'tool_calls') throw new Error(`provider: finish reason ${String(stream.finishReason)}`);
+      return { textChars, toolCalls, argumentChars };
     },
-    verify: (counts) => verify('provider', counts),
+    verify: (counts) => verifyCounts('provider', counts),
   };
 }

@@ -192,8 +192,7 @@ export class ChatCompletionsServer {
     if (reply.headerDelayMs !== undefined && !(await this.#sleep(reply.headerDelayMs, response))) return;
     response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...reply.headers });
     response.flushHeaders();
-    const events = reply.chunks.map((chunk) => `data: ${typeof chunk === 'string' ? chunk : JSON.stringify(chunk)}\n\n`);
-    if (reply.done ?? true) events.push('data: [DONE]\n\n');
+    const events = streamEvents(reply);
     if (reply.chunkDelayMs === undefined) {
       let batch = '';
       for (const event of events) {
@@ -241,6 +240,18 @@ export class ChatCompletionsServer {
       response.once('close', onClose);
     });
   }
+}
+
+/** The SSE events of a stream reply: `data: <chunk>` each, then `data: [DONE]` unless `done` is false. */
+function streamEvents(reply: StreamReply): string[] {
+  const events = reply.chunks.map((chunk) => `data: ${typeof chunk === 'string' ? chunk : JSON.stringify(chunk)}\n\n`);
+  if (reply.done ?? true) events.push('data: [DONE]\n\n');
+  return events;
+}
+
+/** The whole body of a stream reply as the server sends it (e.g. to serve it from elsewhere in one write). */
+export function encodeStream(reply: StreamReply): string {
+  return streamEvents(reply).join('');
 }
 
 function write(response: ServerResponse, data: string): Promise<boolean> {

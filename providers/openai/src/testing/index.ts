@@ -6,6 +6,7 @@
  */
 export {
   ChatCompletionsServer,
+  encodeStream,
   type ChatCompletionsServerOptions,
   type CustomReply,
   type HangReply,
