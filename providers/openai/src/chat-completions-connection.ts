@@ -1,4 +1,4 @@
-import { APITimeoutError, ChatProviderError, redactSecrets, type JsonValue } from '@kosong/core';
+import { ChatProviderError, redactSecrets, type JsonValue } from '@kosong/core';
 import OpenAI, { type ClientOptions } from 'openai';
 import type { ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
 
@@ -109,40 +109,43 @@ export class ChatCompletionsConnection {
    */
   async open(body: Record<string, JsonValue>, signal: AbortSignal | undefined, converter: ChunkConverter): Promise<ChatCompletionsStream> {
     signal?.throwIfAborted();
-    const idle = new AbortController();
-    const requestSignal = signal === undefined ? idle.signal : AbortSignal.any([signal, idle.signal]);
-    let result: { data: AsyncIterable<unknown>; response: Response };
+    const request = new AbortController();
+    const requestSignal = signal === undefined ? request.signal : AbortSignal.any([signal, request.signal]);
+    let response: Response;
     try {
-      result = await this.client.chat.completions
+      // The SDK builds, authenticates and sends the request and maps error statuses; the body of a
+      // successful response is read by ChatCompletionsStream (the SDK's own SSE stream costs far more).
+      response = await this.client.chat.completions
         .create(body as unknown as ChatCompletionCreateParamsStreaming, {
           signal: requestSignal,
           maxRetries: this.#maxRetries,
           ...(this.#timeoutMs === undefined ? {} : { timeout: this.#timeoutMs }),
         })
-        .withResponse();
+        .asResponse();
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
       throw convertError(error, { secrets: this.secrets() });
     }
     const idleTimeoutMs = this.#timeoutMs ?? this.client.timeout;
-    const contentType = result.response.headers.get('content-type');
-    if (!mayBeEventStream(contentType)) {
-      const preview = await bodyPreview(result.response, idleTimeoutMs);
-      idle.abort();
+    const contentType = response.headers.get('content-type');
+    if (response.body === null || !mayBeEventStream(contentType)) {
+      const preview = await bodyPreview(response, idleTimeoutMs);
+      request.abort();
+      if (signal?.aborted) throw signal.reason;
       throw new ChatProviderError(
         redactSecrets(
-          `The server answered HTTP ${result.response.status} with content type "${contentType}" instead of an event stream (text/event-stream): ` +
+          `The server answered HTTP ${response.status} with content type "${contentType}" instead of an event stream (text/event-stream): ` +
             `is the base URL (${this.baseURL}) a Chat Completions API? The body begins: ${JSON.stringify(preview)}`,
           this.secrets(),
         ),
       );
     }
-    return new ChatCompletionsStream(result.data, {
+    return new ChatCompletionsStream(response.body, {
       converter,
-      traceId: result.response.headers.get('x-trace-id') ?? undefined,
+      headers: response.headers,
       signal,
       idleTimeoutMs,
-      abortRequest: () => idle.abort(new APITimeoutError(`stream idle for ${idleTimeoutMs} ms`)),
+      abortRequest: (reason) => request.abort(reason),
       secrets: () => this.secrets(),
     });
   }

@@ -141,6 +141,28 @@ describe('OpenAIChatProvider over HTTP', () => {
       }
     });
 
+    it('reads SSE in any form the server writes it: comments, CRLF, multi-line data, events split across writes', async () => {
+      const body = [
+        ': keep-alive\r\n\r\n',
+        `event: chunk\r\ndata: ${JSON.stringify(completionChunk({ delta: { content: 'Grüße ' } }))}\r\n\r\n`,
+        `data: {"id":"chatcmpl-test","object":"chat.completion.chunk",\ndata: "choices":[{"index":0,"delta":{"content":"😀"},"finish_reason":null}]}\n\n`,
+        `data: ${JSON.stringify(completionChunk({ delta: {}, finishReason: 'stop' }))}\n\n`,
+        'data: [DONE]\n\n',
+      ].join('');
+      ctx.server.reply(async (_request, response) => {
+        response.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
+        const bytes = Buffer.from(body);
+        for (let offset = 0; offset < bytes.length; offset += 7) {
+          response.write(bytes.subarray(offset, offset + 7));
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        response.end();
+      });
+      const stream = await provider().generate('', [], [user('hi')]);
+      expect(await collect(stream)).to.deep.equal([textPart('Grüße '), textPart('😀')]);
+      expect(stream.finishReason).to.equal('stop');
+    });
+
     it('gives a tool call without an id a generated one', async () => {
       ctx.server.reply({
         type: 'stream',
@@ -184,6 +206,29 @@ describe('OpenAIChatProvider over HTTP', () => {
       expect(parts).to.deep.equal([textPart('fine')]);
       expect((error as Error).constructor).to.equal(ChatProviderError);
       expect((error as Error).message).to.match(/malformed stream data/);
+    });
+
+    it('a server that closes the socket in the middle of an event: APIConnectionError after the whole events, the torn one dropped', async () => {
+      ctx.server.reply(async (_request, response) => {
+        response.writeHead(200, { 'content-type': 'text/event-stream' });
+        response.write(`data: ${JSON.stringify(completionChunk({ delta: { content: 'Hel' } }))}\n\n`);
+        response.write(`data: ${JSON.stringify(completionChunk({ delta: { content: 'lo' } })).slice(0, 40)}`);
+        await new Promise((resolve) => setImmediate(resolve));
+        response.socket?.destroy();
+      });
+      const { parts, error } = await drain(await provider().generate('', [], [user('hi')]));
+      expect(parts).to.deep.equal([textPart('Hel')]);
+      expect(APIConnectionError.isInstance(error), String(error)).to.equal(true);
+    });
+
+    it('a 200 with no event at all under a content type that is not an event stream: a ChatProviderError naming it', async () => {
+      ctx.server.reply((_request, response) => {
+        response.writeHead(200, { 'content-type': 'text/plain' });
+        response.end('upstream says hello\n');
+      });
+      const { error } = await drain(await provider().generate('', [], [user('hi')]));
+      expect(ChatProviderError.isInstance(error) && !isRetryableError(error), String(error)).to.equal(true);
+      expect((error as Error).message).to.include('"text/plain" and sent no event');
     });
 
     it('a chunk that is JSON but no object: a ChatProviderError', async () => {

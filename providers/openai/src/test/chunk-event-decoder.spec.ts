@@ -1,0 +1,88 @@
+import { ChatProviderError } from '@kosong/core';
+import { expect } from 'chai';
+import * as sdk from 'openai';
+
+import { convertError } from '../index.js';
+import { ChunkEventDecoder } from '../chunk-event-decoder.js';
+
+const encode = (text: string): Uint8Array => new TextEncoder().encode(text);
+
+/** Feeds `pieces` (each a separate read) and returns the chunks, and what the decoder threw, if it did. */
+function decode(pieces: readonly Uint8Array[], headers = new Headers()): { chunks: unknown[]; error: unknown; decoder: ChunkEventDecoder } {
+  const chunks: unknown[] = [];
+  const decoder = new ChunkEventDecoder((chunk) => chunks.push(chunk), headers);
+  try {
+    for (const piece of pieces) decoder.feed(piece);
+    return { chunks, error: undefined, decoder };
+  } catch (error) {
+    return { chunks, error, decoder };
+  }
+}
+
+/** A body with every SSE form a server may use: comments, event/id/retry fields, CRLF and CR line ends, multi-line data, multi-byte characters. */
+const AWKWARD_BODY = [
+  ': keep-alive comment\n\n',
+  'data: {"n":1,"text":"ü€"}\n\n',
+  'event: message\r\nid: 7\r\nretry: 1000\r\ndata: {"n":2,\r\ndata: "text":"😀"}\r\n\r\n',
+  ':another comment\r\n',
+  'data:{"n":3}\r\rdata: {"n":4}\n\n',
+  'data: [DONE]\n\n',
+].join('');
+const AWKWARD_CHUNKS = [{ n: 1, text: 'ü€' }, { n: 2, text: '😀' }, { n: 3 }, { n: 4 }];
+
+describe('ChunkEventDecoder: the SSE body of a Chat Completions stream', () => {
+  it('reads comments, event/id/retry fields, CRLF and CR line ends, multi-line data and multi-byte characters', () => {
+    const { chunks, error, decoder } = decode([encode(AWKWARD_BODY)]);
+    expect(error).to.equal(undefined);
+    expect(chunks).to.deep.equal(AWKWARD_CHUNKS);
+    expect(decoder.done).to.equal(true);
+    expect(decoder.events).to.equal(5);
+  });
+
+  it('gives the same chunks however the body is split: at every byte boundary, and one byte per read', () => {
+    const bytes = encode(AWKWARD_BODY);
+    for (let cut = 1; cut < bytes.length; cut++) {
+      const { chunks, error } = decode([bytes.subarray(0, cut), bytes.subarray(cut)]);
+      expect({ cut, chunks, error }).to.deep.equal({ cut, chunks: AWKWARD_CHUNKS, error: undefined });
+    }
+    const single = decode(Array.from(bytes, (byte) => Uint8Array.of(byte)));
+    expect(single.chunks).to.deep.equal(AWKWARD_CHUNKS);
+  });
+
+  it('ends at `data: [DONE]`: events after it are counted but not read, even malformed ones', () => {
+    const { chunks, error, decoder } = decode([encode('data: {"a":1}\n\ndata: [DONE]\n\ndata: {"b":2}\n\ndata: not json\n\n')]);
+    expect(error).to.equal(undefined);
+    expect(chunks).to.deep.equal([{ a: 1 }]);
+    expect(decoder).to.include({ done: true, events: 4 });
+  });
+
+  it("turns a chunk with an `error` into the SDK's APIError (mapped as before), after the chunks before it", () => {
+    const headers = new Headers({ 'x-request-id': 'req-7' });
+    const { chunks, error } = decode([encode('data: {"a":1}\n\ndata: {"error":{"message":"Connection limit exceeded","type":"server_error"}}\n\ndata: {"b":2}\n\n')], headers);
+    expect(chunks).to.deep.equal([{ a: 1 }]);
+    expect(error).to.be.instanceOf(sdk.APIError);
+    expect((error as sdk.APIError).headers?.get('x-request-id')).to.equal('req-7');
+    const converted = convertError(error, { secrets: [] });
+    expect(converted.constructor).to.equal(ChatProviderError);
+    expect(converted.message).to.equal('Error: Connection limit exceeded');
+  });
+
+  it('throws a SyntaxError for data that is not JSON (mapped to "malformed stream data")', () => {
+    const { chunks, error } = decode([encode('data: {"a":1}\n\ndata: {oops\n\n')]);
+    expect(chunks).to.deep.equal([{ a: 1 }]);
+    expect(error).to.be.instanceOf(SyntaxError);
+    expect(convertError(error, { secrets: [] }).message).to.match(/^The server sent malformed stream data/);
+  });
+
+  it('drops an event the body ends in the middle of (a server that closed mid-event), and an event with no data', () => {
+    const { chunks, decoder } = decode([encode('data: {"a":1}\n\nevent: ping\n\ndata: {"b":'), encode('2}\n')]);
+    expect(chunks).to.deep.equal([{ a: 1 }]);
+    expect(decoder).to.include({ done: false, events: 1 });
+  });
+
+  it('refuses more data without a line end than it buffers', () => {
+    const decoder = new ChunkEventDecoder(() => undefined, new Headers(), 1_000);
+    decoder.feed(encode(`data: ${'x'.repeat(900)}`));
+    expect(() => decoder.feed(encode('y'.repeat(200)))).to.throw(ChatProviderError, /more than 1000 characters of stream data without a line end/);
+  });
+});
