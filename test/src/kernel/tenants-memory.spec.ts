@@ -41,6 +41,22 @@ class PerTenantHooks implements StepHooks {
 
 const toolset: Toolset = { tools: [], handle: (c) => ({ toolCallId: c.id, returnValue: toolOk({ output: 'ok' }) }) };
 
+/** A kernel with a mock provider, the toolset (if asked) and `count` hooks made by `hooks`. */
+async function kernelWith(hooks: () => StepHooks | ServiceClass<StepHooks>, count: number, withToolset: boolean): Promise<Kernel> {
+  const kernel = new Kernel();
+  await kernel.use(
+    definePlugin({
+      name: 'setup',
+      setup(ctx) {
+        ctx.bindChatProvider('mock', new MockChatProvider([textPart('ok')]));
+        if (withToolset) ctx.bindToolset(toolset);
+        for (let i = 0; i < count; i++) ctx.bindHooks(hooks());
+      },
+    }),
+  );
+  return kernel;
+}
+
 describe('kernel: heap per tenant', function () {
   this.timeout(60_000);
   before(function () {
@@ -56,18 +72,8 @@ describe('kernel: heap per tenant', function () {
 
   for (const { name, hooks, maxBytes } of cases) {
     it(`${name}: ${TENANTS} tenants that ran a step cost at most ${maxBytes} bytes each`, async () => {
-      const kernel = new Kernel();
+      const kernel = await kernelWith(hooks, 10, true);
       try {
-        await kernel.use(
-          definePlugin({
-            name: 'setup',
-            setup(ctx) {
-              ctx.bindChatProvider('mock', new MockChatProvider([textPart('ok')]));
-              ctx.bindToolset(toolset);
-              for (let i = 0; i < 10; i++) ctx.bindHooks(hooks());
-            },
-          }),
-        );
         // Warm up (code, caches), then measure: defining tenants, each with its own toolset and hooks, and resolving its step.
         const define = (id: string): void => {
           kernel.tenants.define(id, { toolset: { ...toolset }, hooks: [{ onStepEnd() {} }] });
@@ -88,18 +94,9 @@ describe('kernel: heap per tenant', function () {
   }
 
   it('per-tenant instances are destroyed with their tenant and collected: 10,000 define/step/remove cycles do not grow the heap', async () => {
-    const kernel = new Kernel();
+    const kernel = await kernelWith(() => PerTenantHooks, 1, false);
     PerTenantHooks.destroyed = 0;
     try {
-      await kernel.use(
-        definePlugin({
-          name: 'setup',
-          setup(ctx) {
-            ctx.bindChatProvider('mock', new MockChatProvider([textPart('ok')]));
-            ctx.bindHooks(PerTenantHooks);
-          },
-        }),
-      );
       const refs: WeakRef<object>[] = [];
       const cycle = async (i: number): Promise<void> => {
         const id = `cycle-${i}`;
