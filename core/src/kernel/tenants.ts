@@ -101,12 +101,24 @@ export class TenantScope extends ServiceScope {
     container.bind(ScopeToken).toConstantValue(this);
     container.bind(TenantId).toConstantValue(this.tenant);
     const { module, modules = [] } = this.definition;
-    if (module) {
-      const tenant = this.tenant;
-      // Wrapped: an arrow that returns its binding would make `load` think the module is async.
-      container.load(new ContainerModule((options) => void module({ ...recordBindings(options, (b) => this.#moduleBindings.push(b)), tenant })));
+    const tenant = this.tenant;
+    try {
+      if (module) {
+        container.load(
+          new ContainerModule((options) => {
+            const returned: unknown = module({ ...recordBindings(options, (b) => this.#moduleBindings.push(b)), tenant });
+            // Any other value is ignored: an arrow that returns its binding would make `load` think the module is async.
+            if (isThenable(returned)) {
+              returned.then(undefined, () => undefined); // refused below; its outcome must not go unhandled
+              throw new Error('it returned a promise: a tenant module must bind synchronously (do async work before define)');
+            }
+          }),
+        );
+      }
+      if (modules.length > 0) container.load(...modules);
+    } catch (error) {
+      throw new KernelError(`Tenant "${tenant}": its module failed: ${errorMessage(error)}`, { cause: error });
     }
-    if (modules.length > 0) container.load(...modules);
     if (container.isCurrentBound(StepHooks)) {
       throw new KernelError(`Tenant "${this.tenant}": bind its hooks with define(id, { hooks }), not in a module`);
     }
@@ -291,4 +303,8 @@ export class Tenants {
       if (outcome.status === 'rejected') errors.push(...(outcome.reason instanceof AggregateError ? outcome.reason.errors : [outcome.reason]));
     }
   }
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }

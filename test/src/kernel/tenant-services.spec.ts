@@ -1,6 +1,7 @@
 import {
   ChatProvider as ChatProviderId,
   Kernel,
+  KernelError,
   PluginError,
   StepRunner,
   TenantId,
@@ -12,6 +13,7 @@ import {
   type StepHooks,
   type StepStartEvent,
   type StreamedMessage,
+  type TenantModuleContext,
   type ToolCall,
   type ToolResult,
   type Toolset,
@@ -98,6 +100,33 @@ describe('kernel: tenant-scoped services', () => {
       });
       expect(seen).to.deep.equal(['acme']);
       expect(kernel.runner({ tenant: 'acme' }).provider).to.have.property('apiKey', 'acme-key');
+    });
+
+    it('a module that throws, or returns a promise, fails define with a KernelError naming the tenant', async () => {
+      const boom = new Error('no key in the vault');
+      const thrown = await rejectionOf(() =>
+        kernel.tenants.define('acme', {
+          module: () => {
+            throw boom;
+          },
+        }),
+      );
+      expect(KernelError.isInstance(thrown)).to.equal(true);
+      expect((thrown as Error).message).to.include('"acme"').and.include('no key in the vault');
+      expect((thrown as Error).cause).to.equal(boom);
+      const asynchronous = await rejectionOf(() =>
+        kernel.tenants.define('globex', {
+          module: (async (ctx: TenantModuleContext) => {
+            await Promise.resolve();
+            ctx.bind(ApiKey).toConstantValue('late');
+            throw new Error('and then it failed');
+          }) as unknown as (ctx: TenantModuleContext) => void,
+        }),
+      );
+      expect(KernelError.isInstance(asynchronous)).to.equal(true);
+      expect((asynchronous as Error).message).to.include('"globex"').and.include('synchronously');
+      expect(kernel.tenants.list()).to.deep.equal([]);
+      await new Promise((resolve) => setImmediate(resolve)); // its rejection, had it been unhandled, would fail this test
     });
 
     it('the tenant\'s instance is created once (when the tenant is defined), whatever the number of concurrent steps', async () => {
