@@ -1,12 +1,11 @@
 import { ChatProviderError, redactSecrets, type JsonValue } from '@kosong/core';
 import OpenAI, { type ClientOptions } from 'openai';
-import type { ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
 
 import { ChatCompletionsStream } from './chat-completions-stream.js';
-import type { ChunkConverter } from './chunk-converter.js';
 import { convertError } from './convert-error.js';
+import { CHAT_COMPLETIONS_ENDPOINT, type StreamConverter, type StreamingEndpoint } from './streaming-endpoint.js';
 
-/** How a provider reaches a Chat Completions endpoint. */
+/** How a provider reaches an OpenAI(-compatible) API. */
 export interface ConnectionOptions {
   /** The API key, sent as `Authorization: Bearer …`. Required unless `client` is given. */
   readonly apiKey?: string;
@@ -50,7 +49,8 @@ const CLIENT_EXCLUSIVE = ['apiKey', 'baseURL', 'defaultHeaders', 'fetch', 'logLe
 const SECRET_HEADER = /key|auth|token|secret/i;
 
 /**
- * The HTTP side of the Chat Completions providers: an `openai` client, and one streamed request per
+ * The HTTP side of the providers on the `openai` SDK (Chat Completions and, with the Responses
+ * endpoint, Responses): an `openai` client, and one streamed request per
  * {@link ChatCompletionsConnection.open} with abort, timeouts and error conversion.
  */
 export class ChatCompletionsConnection {
@@ -102,12 +102,17 @@ export class ChatCompletionsConnection {
   }
 
   /**
-   * Sends a streamed Chat Completions request and returns its stream as soon as the response
-   * headers arrive (the body is not read yet).
+   * Sends a streamed request to `endpoint` (default Chat Completions) and returns its stream as soon
+   * as the response headers arrive (the body is not read yet).
    *
    * @throws the signal's reason when it aborts; a {@link ChatProviderError} when the request fails.
    */
-  async open(body: Record<string, JsonValue>, signal: AbortSignal | undefined, converter: ChunkConverter): Promise<ChatCompletionsStream> {
+  async open(
+    body: Record<string, JsonValue>,
+    signal: AbortSignal | undefined,
+    converter: StreamConverter,
+    endpoint: StreamingEndpoint = CHAT_COMPLETIONS_ENDPOINT,
+  ): Promise<ChatCompletionsStream> {
     signal?.throwIfAborted();
     const request = new AbortController();
     const requestSignal = signal === undefined ? request.signal : AbortSignal.any([signal, request.signal]);
@@ -115,8 +120,8 @@ export class ChatCompletionsConnection {
     try {
       // The SDK builds, authenticates and sends the request and maps error statuses; the body of a
       // successful response is read by ChatCompletionsStream (the SDK's own SSE stream costs far more).
-      response = await this.client.chat.completions
-        .create(body as unknown as ChatCompletionCreateParamsStreaming, {
+      response = await endpoint
+        .send(this.client, body, {
           signal: requestSignal,
           maxRetries: this.#maxRetries,
           ...(this.#timeoutMs === undefined ? {} : { timeout: this.#timeoutMs }),
@@ -135,13 +140,14 @@ export class ChatCompletionsConnection {
       throw new ChatProviderError(
         redactSecrets(
           `The server answered HTTP ${response.status} with content type "${contentType}" instead of an event stream (text/event-stream): ` +
-            `is the base URL (${this.baseURL}) a Chat Completions API? The body begins: ${JSON.stringify(preview)}`,
+            `is the base URL (${this.baseURL}) a ${endpoint.name} API? The body begins: ${JSON.stringify(preview)}`,
           this.secrets(),
         ),
       );
     }
     return new ChatCompletionsStream(response.body, {
       converter,
+      endpoint,
       headers: response.headers,
       signal,
       idleTimeoutMs,
@@ -151,7 +157,7 @@ export class ChatCompletionsConnection {
   }
 }
 
-/** Whether a response of this content type may be a Chat Completions event stream (some servers send SSE as `text/plain`, or no type). */
+/** Whether a response of this content type may be an event stream (some servers send SSE as `text/plain`, or no type). */
 function mayBeEventStream(contentType: string | null): boolean {
   if (contentType === null) return true;
   const type = contentType.split(';')[0]!.trim().toLowerCase();

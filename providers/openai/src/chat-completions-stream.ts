@@ -9,13 +9,15 @@ import {
   type TokenUsage,
 } from '@kosong/core';
 
-import type { ChunkConverter } from './chunk-converter.js';
 import { ChunkEventDecoder } from './chunk-event-decoder.js';
 import { convertError } from './convert-error.js';
+import { CHAT_COMPLETIONS_ENDPOINT, type StreamConverter, type StreamingEndpoint } from './streaming-endpoint.js';
 
 /** What a {@link ChatCompletionsStream} needs besides the response body. */
 export interface ChatCompletionsStreamOptions {
-  readonly converter: ChunkConverter;
+  readonly converter: StreamConverter;
+  /** The API the response comes from (for messages). */
+  readonly endpoint?: Pick<StreamingEndpoint, 'name' | 'endMarker'>;
   /** The response headers (`x-trace-id`; the SDK error of an `error` chunk carries them). */
   readonly headers: Headers;
   /** The caller's signal: when it aborts, the stream throws its reason. */
@@ -29,14 +31,15 @@ export interface ChatCompletionsStreamOptions {
 }
 
 /**
- * A {@link StreamedMessage} over the body of one streamed Chat Completions response. The `openai`
+ * A {@link StreamedMessage} over the body of one streamed Chat Completions response (or Responses
+ * response, with that endpoint and a `ResponsesEventConverter`). The `openai`
  * SDK sends the request and maps its failures; the body of a successful response is read here
  * ({@link ChunkEventDecoder}: `eventsource-parser`, then `JSON.parse` per event), at a fraction of
  * what the SDK's own stream costs. It can be iterated once.
  *
  * It throws the caller's abort reason when the signal aborts, an {@link APITimeoutError} when the
  * server stays silent for the idle timeout, an {@link APIConnectionError} when the connection breaks
- * or the response ends without a `finish_reason`, and a {@link ChatProviderError} for malformed data,
+ * or the response ends without a `finish_reason` (its endpoint's end marker), and a {@link ChatProviderError} for malformed data,
  * an `error` chunk, or a body with no event at all that was not declared an event stream. Stopping
  * the iteration early cancels the HTTP request.
  */
@@ -44,11 +47,13 @@ export class ChatCompletionsStream implements StreamedMessage {
   readonly traceId: string | undefined;
   readonly #body: ReadableStream<Uint8Array>;
   readonly #options: ChatCompletionsStreamOptions;
+  readonly #endpoint: Pick<StreamingEndpoint, 'name' | 'endMarker'>;
   #iterated = false;
 
   constructor(body: ReadableStream<Uint8Array>, options: ChatCompletionsStreamOptions) {
     this.#body = body;
     this.#options = options;
+    this.#endpoint = options.endpoint ?? CHAT_COMPLETIONS_ENDPOINT;
     this.traceId = options.headers.get('x-trace-id') ?? undefined;
   }
 
@@ -68,7 +73,7 @@ export class ChatCompletionsStream implements StreamedMessage {
   }
 
   async *[Symbol.asyncIterator](): AsyncIterator<StreamedMessagePart> {
-    if (this.#iterated) throw new ChatProviderError('A Chat Completions stream can be read only once');
+    if (this.#iterated) throw new ChatProviderError(`A ${this.#endpoint.name} stream can be read only once`);
     this.#iterated = true;
     const { converter, signal, headers } = this.#options;
     const out: StreamedMessagePart[] = [];
@@ -122,9 +127,9 @@ export class ChatCompletionsStream implements StreamedMessage {
   #incomplete(decoder: ChunkEventDecoder): ChatProviderError {
     const contentType = this.#options.headers.get('content-type');
     if (decoder.events === 0 && contentType !== null && !/^\s*text\/event-stream\b/i.test(contentType)) {
-      return new ChatProviderError(`The server answered with content type "${contentType}" and sent no event: it is not a Chat Completions event stream`);
+      return new ChatProviderError(`The server answered with content type "${contentType}" and sent no event: it is not a ${this.#endpoint.name} event stream`);
     }
-    return new APIConnectionError('The stream ended before the response was complete (no finish_reason was sent)');
+    return new APIConnectionError(`The stream ended before the response was complete (no ${this.#endpoint.endMarker} was sent)`);
   }
 
   #failure(error: unknown, timer: IdleTimer): unknown {

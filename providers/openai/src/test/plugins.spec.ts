@@ -107,8 +107,8 @@ describe('kernel plugins and providerPlugins', () => {
   describe('providerPlugins (what `kosong --provider …` offers)', () => {
     const byName = (name: string): ProviderPluginFactory => providerPlugins.find((entry) => entry.name === name)!;
 
-    it('offers openai and kimi, each naming its variables', () => {
-      expect(providerPlugins.map((entry) => entry.name)).to.deep.equal(['openai', 'kimi']);
+    it('offers openai, openai-responses and kimi, each naming its variables', () => {
+      expect(providerPlugins.map((entry) => entry.name)).to.deep.equal(['openai', 'openai-responses', 'kimi']);
       expect(byName('openai').description).to.contain('OPENAI_API_KEY');
       expect(byName('kimi').description).to.contain('KIMI_API_KEY');
     });

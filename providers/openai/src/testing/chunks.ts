@@ -1,4 +1,4 @@
-import type { StreamReply } from './chat-completions-server.js';
+import type { StreamReply } from './sse-reply-server.js';
 
 /** A stream reply of text deltas, then finish reason `stop` and a usage chunk. */
 export function textReply(texts: readonly string[], options: Omit<StreamReply, 'type' | 'chunks'> & { readonly id?: string } = {}): StreamReply {

@@ -1,20 +1,21 @@
 /**
- * `@kosong/provider-openai/testing`: a local Chat Completions server for tests and benchmarks of
- * OpenAI-compatible providers, with builders for its replies and chunks.
+ * `@kosong/provider-openai/testing`: local Chat Completions and Responses servers for tests and
+ * benchmarks of OpenAI-compatible providers, with builders for their replies, chunks and events.
  *
  * @packageDocumentation
  */
+export { ChatCompletionsServer, encodeStream, type ChatCompletionsServerOptions } from './chat-completions-server.js';
+export { ResponsesServer, encodeResponsesStream, responsesReply, type ResponsesServerOptions } from './responses-server.js';
 export {
-  ChatCompletionsServer,
-  encodeStream,
-  type ChatCompletionsServerOptions,
+  SSEReplyServer,
   type CustomReply,
   type HangReply,
   type JsonReply,
   type RecordedRequest,
   type ServerReply,
+  type StreamFormat,
   type StreamReply,
-} from './chat-completions-server.js';
+} from './sse-reply-server.js';
 export {
   completionChunk,
   textReply,
@@ -24,3 +25,12 @@ export {
   type ChunkUsage,
   type ToolCallChunkDelta,
 } from './chunks.js';
+export {
+  errorEvent,
+  responseEvents,
+  responseFailedEvent,
+  responseObject,
+  type OutputItemScript,
+  type ResponseEnding,
+  type ResponseUsage,
+} from './responses-events.js';

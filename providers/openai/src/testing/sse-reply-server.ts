@@ -1,0 +1,269 @@
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** One request the server received. */
+export interface RecordedRequest {
+  readonly method: string;
+  /** The path and query, e.g. `/v1/chat/completions`. */
+  readonly path: string;
+  readonly headers: IncomingHttpHeaders;
+  /** The body as received. */
+  readonly rawBody: string;
+  /** The body parsed as JSON; `undefined` when it is not JSON. */
+  readonly body: unknown;
+  /**
+   * Settles when the exchange is over: `completed` when the server finished its response, `aborted`
+   * when the connection closed before that (the client went away, or the reply destroyed it).
+   */
+  readonly closed: Promise<'completed' | 'aborted'>;
+}
+
+/** A streamed (SSE) reply: one event per chunk, in the format of the server's API. */
+export interface StreamReply {
+  readonly type: 'stream';
+  /** Each chunk is sent as one event: objects as JSON, strings as they are (e.g. malformed data) in a `data:` line. */
+  readonly chunks: readonly (object | string)[];
+  /** Extra response headers (e.g. `x-trace-id`). */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** Wait before the response headers, in ms. */
+  readonly headerDelayMs?: number;
+  /** Wait before each chunk, in ms. Without it, chunks are written in large batches (fast). */
+  readonly chunkDelayMs?: number;
+  /** Chat Completions: whether `data: [DONE]` follows the chunks; default true. */
+  readonly done?: boolean;
+  /**
+   * What happens after the chunks: `end` (default) ends the response, `destroy` cuts the connection
+   * without ending it (a disconnect mid-stream), `hang` keeps it open and silent until the client leaves.
+   */
+  readonly then?: 'end' | 'destroy' | 'hang';
+}
+
+/** A plain JSON reply, e.g. an error status. */
+export interface JsonReply {
+  readonly type: 'json';
+  /** Default 200. */
+  readonly status?: number;
+  readonly body: unknown;
+  readonly headers?: Readonly<Record<string, string>>;
+  /** Wait before responding, in ms. */
+  readonly delayMs?: number;
+}
+
+/** No reply at all: the request hangs until the client gives up. */
+export interface HangReply {
+  readonly type: 'hang';
+}
+
+/** Writes the reply itself. */
+export type CustomReply = (request: RecordedRequest, response: ServerResponse) => void | Promise<void>;
+
+/** What the server answers to one request. */
+export type ServerReply = StreamReply | JsonReply | HangReply | CustomReply;
+
+const BATCH_BYTES = 64 * 1024;
+
+/** How a server of one API answers: its route, and how a stream reply becomes SSE events. */
+export interface StreamFormat {
+  /** The end of the path the server answers with its replies, e.g. `/chat/completions`. */
+  readonly route: string;
+  /** The SSE events (each a whole `…\n\n` block) of a stream reply. */
+  events(reply: StreamReply): string[];
+}
+
+/**
+ * A local HTTP server that plays queued replies in the SSE format of one API (a {@link StreamFormat}),
+ * for tests and benchmarks: it listens on 127.0.0.1 on an ephemeral port, records every request
+ * (headers, exact body), and answers `POST …<route>` with the replies queued with
+ * {@link SSEReplyServer.reply}, in order (then the default reply). Other paths get a 404 JSON error.
+ * `ChatCompletionsServer` and `ResponsesServer` are its two APIs.
+ */
+export class SSEReplyServer {
+  /** Every request received, in order. */
+  readonly requests: RecordedRequest[] = [];
+  readonly #queue: ServerReply[] = [];
+  readonly #timers = new Set<ReturnType<typeof setTimeout>>();
+  #closed = false;
+
+  private readonly server: Server = createServer();
+
+  protected constructor(
+    private readonly format: StreamFormat,
+    private readonly defaultReply: ServerReply,
+  ) {
+    this.server.on('request', (request: IncomingMessage, response: ServerResponse) => void this.#handle(request, response));
+  }
+
+  /** Starts `instance` listening on 127.0.0.1 (ephemeral port); what a subclass's `start` returns. */
+  protected static async listen<T extends SSEReplyServer>(instance: T): Promise<T> {
+    const server = instance.server;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    return instance;
+  }
+
+  /** `http://127.0.0.1:<port>`. */
+  get url(): string {
+    const { port } = this.server.address() as AddressInfo;
+    return `http://127.0.0.1:${port}`;
+  }
+
+  /** The base URL for clients: {@link SSEReplyServer.url} + `/v1`. */
+  get baseURL(): string {
+    return `${this.url}/v1`;
+  }
+
+  /** The last request received. @throws if there was none. */
+  get lastRequest(): RecordedRequest {
+    const last = this.requests.at(-1);
+    if (last === undefined) throw new Error('the server has received no request');
+    return last;
+  }
+
+  /** Queues replies for the next requests, one each, in order. */
+  reply(...replies: ServerReply[]): this {
+    this.#queue.push(...replies);
+    return this;
+  }
+
+  /** How many queued replies are still unused. */
+  get pendingReplies(): number {
+    return this.#queue.length;
+  }
+
+  /** Closes every connection and stops the server. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const timer of this.#timers) clearTimeout(timer);
+    this.#timers.clear();
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  async #handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    try {
+      await this.#answer(request, response);
+    } catch {
+      response.destroy(); // the client went away mid-exchange, or a custom reply failed
+    }
+  }
+
+  async #answer(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const closed = new Promise<'completed' | 'aborted'>((resolve) => {
+      response.once('close', () => resolve(response.writableFinished ? 'completed' : 'aborted'));
+    });
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const rawBody = Buffer.concat(chunks).toString('utf8');
+    const recorded: RecordedRequest = {
+      method: request.method ?? '',
+      path: request.url ?? '',
+      headers: request.headers,
+      rawBody,
+      body: parseJSON(rawBody),
+      closed,
+    };
+    this.requests.push(recorded);
+    if (request.method !== 'POST' || !(request.url ?? '').split('?')[0]!.endsWith(this.format.route)) {
+      writeJSON(response, 404, { error: { message: `no route for ${request.method} ${request.url}`, type: 'not_found' } });
+      return;
+    }
+    const reply = this.#queue.shift() ?? this.defaultReply;
+    if (typeof reply === 'function') await reply(recorded, response);
+    else if (reply.type === 'json') await this.#json(reply, response);
+    else if (reply.type === 'stream') await this.#stream(reply, response);
+  }
+
+  async #json(reply: JsonReply, response: ServerResponse): Promise<void> {
+    if (reply.delayMs !== undefined && !(await this.#sleep(reply.delayMs, response))) return;
+    writeJSON(response, reply.status ?? 200, reply.body, reply.headers);
+  }
+
+  async #stream(reply: StreamReply, response: ServerResponse): Promise<void> {
+    if (reply.headerDelayMs !== undefined && !(await this.#sleep(reply.headerDelayMs, response))) return;
+    response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...reply.headers });
+    response.flushHeaders();
+    const events = this.format.events(reply);
+    if (reply.chunkDelayMs === undefined) {
+      let batch = '';
+      for (const event of events) {
+        batch += event;
+        if (batch.length >= BATCH_BYTES) {
+          if (!(await write(response, batch))) return;
+          batch = '';
+        }
+      }
+      if (batch !== '' && !(await write(response, batch))) return;
+    } else {
+      for (const event of events) {
+        if (!(await this.#sleep(reply.chunkDelayMs, response))) return;
+        if (!(await write(response, event))) return;
+      }
+    }
+    switch (reply.then ?? 'end') {
+      case 'end':
+        response.end();
+        return;
+      case 'destroy':
+        // let the written events reach the client before the cut
+        await new Promise((resolve) => setImmediate(resolve));
+        response.socket?.destroy();
+        return;
+      case 'hang':
+        return;
+    }
+  }
+
+  /** Waits, unless the response closes first or the server shuts down; returns whether to go on. */
+  #sleep(ms: number, response: ServerResponse): Promise<boolean> {
+    return new Promise((resolve) => {
+      const onClose = (): void => {
+        clearTimeout(timer);
+        this.#timers.delete(timer);
+        resolve(false);
+      };
+      const timer = setTimeout(() => {
+        this.#timers.delete(timer);
+        response.off('close', onClose);
+        resolve(!response.destroyed);
+      }, ms);
+      this.#timers.add(timer);
+      response.once('close', onClose);
+    });
+  }
+}
+
+function write(response: ServerResponse, data: string): Promise<boolean> {
+  if (response.destroyed) return Promise.resolve(false);
+  if (response.write(data)) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const onDrain = (): void => {
+      response.off('close', onClose);
+      resolve(true);
+    };
+    const onClose = (): void => {
+      response.off('drain', onDrain);
+      resolve(false);
+    };
+    response.once('drain', onDrain);
+    response.once('close', onClose);
+  });
+}
+
+function writeJSON(response: ServerResponse, status: number, body: unknown, headers: Readonly<Record<string, string>> = {}): void {
+  response.writeHead(status, { 'content-type': 'application/json', ...headers });
+  response.end(JSON.stringify(body));
+}
+
+function parseJSON(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
