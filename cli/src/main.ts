@@ -103,7 +103,9 @@ program
   .command('providers')
   .description('list the providers that can be chosen with --provider')
   .action(async () => {
-    for (const entry of await providerCatalog()) process.stdout.write(`${entry.name.padEnd(12)} ${entry.description}\n`);
+    const catalog = await providerCatalog();
+    const width = Math.max(12, ...catalog.map((entry) => entry.name.length));
+    for (const entry of catalog) process.stdout.write(`${entry.name.padEnd(width)} ${entry.description}\n`);
   });
 
 // No command: chat. A word that is not a command is an error naming it.
