@@ -11,10 +11,11 @@ import { distributedSuite } from './distributed/index.js';
 import { geminiSuite } from './gemini/index.js';
 import { kernelSuite } from './kernel/index.js';
 import { openAISuite } from './openai/index.js';
+import { openAIResponsesSuite } from './openai-responses/index.js';
 import { otelSuite } from './otel/index.js';
 import { stepSuite } from './step/index.js';
 
-export const suites: readonly Suite[] = [stepSuite, kernelSuite, otelSuite, openAISuite, anthropicSuite, geminiSuite, argumentsSuite, distributedSuite];
+export const suites: readonly Suite[] = [stepSuite, kernelSuite, otelSuite, openAISuite, openAIResponsesSuite, anthropicSuite, geminiSuite, argumentsSuite, distributedSuite];
 
 /** The suite called `name`; throws if there is none. */
 export function findSuite(name: string): Suite {
