@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import { inspect } from 'node:util';
 
 import {
@@ -16,7 +17,7 @@ import {
 import { expect } from 'chai';
 
 import { OpenAIResponsesChatProvider } from '../index.js';
-import { errorEvent, responseEvents, responseFailedEvent, responsesReply } from '../testing/index.js';
+import { encodeResponsesStream, errorEvent, responseEvents, responseFailedEvent, responsesReply, type RecordedRequest } from '../testing/index.js';
 import { collect, delay, drain, rejection, TEST_KEY, user } from './support.js';
 import { lastBody, useResponsesServer } from './responses-support.js';
 
@@ -133,6 +134,23 @@ describe('OpenAIResponsesChatProvider over HTTP', () => {
       const stream = await ctx.provider().generate('', [], [user('hi')]);
       expect(await collect(stream)).to.deep.equal([textPart('Grüße '), textPart('😀')]);
       expect(stream).to.include({ id: 'resp_sse', finishReason: 'stop' });
+    });
+
+    it('30 concurrent requests on one provider: each stream gets its own response, nothing mixed', async () => {
+      const echo = (request: RecordedRequest, response: ServerResponse): void => {
+        const input = (request.body as { input: { content: { text: string }[] }[] }).input;
+        const asked = input[0]!.content[0]!.text;
+        response.writeHead(200, { 'content-type': 'text/event-stream' });
+        response.end(encodeResponsesStream(responsesReply([{ type: 'message', text: [asked, ' back'] }, { type: 'function_call', callId: `call_${asked}`, name: 'f', arguments: [`{"n":"${asked}"}`] }], { id: `resp_${asked}` })));
+      };
+      ctx.server.reply(...Array.from({ length: 30 }, () => echo));
+      const provider = ctx.provider();
+      const results = await Promise.all(Array.from({ length: 30 }, (_, i) => generate({ provider, systemPrompt: '', history: [user(`q${i}`)] })));
+      results.forEach((result, i) => {
+        expect(result.id).to.equal(`resp_q${i}`);
+        expect(result.message.content).to.deep.equal([textPart(`q${i} back`)]);
+        expect(result.message.toolCalls).to.deep.equal([toolCall(`call_q${i}`, 'f', `{"n":"q${i}"}`)]);
+      });
     });
 
     it('can be read only once', async () => {
