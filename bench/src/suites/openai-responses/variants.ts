@@ -11,7 +11,7 @@ import { OpenAIResponsesChatProvider } from '@kosong/provider-openai';
 import OpenAI from 'openai';
 import type { PreparedVariant } from '../../harness.js';
 import { startServerProcess } from '../../server-process.js';
-import { verifyCounts, type Counts } from './workload.js';
+import { countParts, verifyCounts, type Counts } from './workload.js';
 
 const SERVER = fileURLToPath(new URL('./server-process.js', import.meta.url));
 
@@ -41,18 +41,9 @@ export async function prepareProvider(): Promise<PreparedVariant<Counts>> {
   return {
     async run() {
       const stream = await provider.generate('', [], [{ role: 'user', content: [{ type: 'text', text: 'go' }] }]);
-      let textChars = 0;
-      let toolCalls = 0;
-      let argumentChars = 0;
-      for await (const part of stream) {
-        if (part.type === 'text') textChars += part.text.length;
-        else if (part.type === 'function') {
-          toolCalls++;
-          argumentChars += part.function.arguments?.length ?? 0;
-        } else if (part.type === 'tool_call_part') argumentChars += part.argumentsPart?.length ?? 0;
-      }
+      const counts = await countParts(stream);
       if (stream.finishReason !== 'tool_calls') throw new Error(`provider: finish reason ${String(stream.finishReason)}`);
-      return { textChars, toolCalls, argumentChars };
+      return counts;
     },
     verify: (counts) => verifyCounts('provider', counts),
   };

@@ -10,7 +10,7 @@
 import { responseEvents, type OutputItemScript, type StreamReply } from '@kosong/provider-openai/testing';
 import { argumentFragments, callId, DELTA, DELTAS_PER_CALL, TEXT_DELTAS, TOOL_CALLS, TOOL_NAME } from '../step/workload.js';
 
-export { ARGUMENTS_LENGTH, verifyCounts, type Counts } from '../openai/workload.js';
+export { ARGUMENTS_LENGTH, countParts, verifyCounts, type Counts } from '../openai/workload.js';
 
 /** The whole response, as the server sends it. */
 export function workloadReply(): StreamReply {

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import type { StreamedMessagePart } from '@kosong/core';
 import { completionChunk, toolCallChunk, usageChunk, type StreamReply } from '@kosong/provider-openai/testing';
 import { argumentFragments, callArguments, callId, DELTA, DELTAS_PER_CALL, TEXT_DELTAS, TEXT_LENGTH, TOOL_CALLS, TOOL_NAME } from '../step/workload.js';
 
@@ -33,6 +34,21 @@ export interface Counts {
   readonly textChars: number;
   readonly toolCalls: number;
   readonly argumentChars: number;
+}
+
+/** Reads a provider's stream of parts to its end, counting text, calls and argument characters. */
+export async function countParts(stream: AsyncIterable<StreamedMessagePart>): Promise<Counts> {
+  let textChars = 0;
+  let toolCalls = 0;
+  let argumentChars = 0;
+  for await (const part of stream) {
+    if (part.type === 'text') textChars += part.text.length;
+    else if (part.type === 'function') {
+      toolCalls++;
+      argumentChars += part.function.arguments?.length ?? 0;
+    } else if (part.type === 'tool_call_part') argumentChars += part.argumentsPart?.length ?? 0;
+  }
+  return { textChars, toolCalls, argumentChars };
 }
 
 /** Throws unless the counts are those of the whole workload. */
