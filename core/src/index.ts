@@ -44,8 +44,21 @@ export { DEFAULT_CLEANUP_TIMEOUT_MS, DEFAULT_HOOK_TIMEOUT_MS, DEFAULT_MAX_HOOK_F
 
 export * from './kernel/index.js';
 
-export { Agent, type AgentEvent, type AgentRetry, type AgentOptions, type AgentRunOptions, type AgentStopReason, type AgentTurnResult, type StepFunction } from './agent/agent.js';
+export {
+  Agent,
+  type AgentEvent,
+  type AgentRetry,
+  type AgentOptions,
+  type AgentResumeOptions,
+  type AgentRunOptions,
+  type AgentStopReason,
+  type AgentTurnResult,
+  type StepFunction,
+} from './agent/agent.js';
 export type { AgentContext, ContextRestoreReport } from './agent/context.js';
+export { pendingApprovals, type PendingApproval, type PendingStep } from './agent/pending-step.js';
+export { PENDING_STEP_ROLE, STEP_RESUMED_ROLE, pendingStepFromJSON, pendingStepToJSON } from './agent/pending-step-json.js';
+export { ApprovalPendingError, NoPendingApprovalError } from './agent/approval-errors.js';
 export { LinearContext, type RestoreReport } from './agent/linear-context.js';
 export * from './agent/context-errors.js';
 export { defaultRetryPolicy, isRetryableError, retryDelayMs, type RetryPolicy } from './agent/retry.js';

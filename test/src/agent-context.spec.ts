@@ -1,4 +1,4 @@
-import { Agent, LinearContext, step, textPart, toolCall, type AgentContext, type ContextRestoreReport, type Message } from '@kosong/core';
+import { Agent, LinearContext, step, textPart, toolCall, type AgentContext, type ContextRestoreReport, type Message, type PendingStep } from '@kosong/core';
 import { MockChatProvider } from '@kosong/provider-echo';
 import { expect } from 'chai';
 import { FakeToolset } from './support.js';
@@ -9,6 +9,7 @@ class RecordingContext implements AgentContext {
   readonly stored: Message[] = [];
   failOnAppend: number | undefined;
   tokenCount = 0;
+  pendingStep: PendingStep | undefined;
 
   get history(): readonly Message[] {
     return this.stored;
@@ -24,6 +25,16 @@ class RecordingContext implements AgentContext {
   async markTokenCount(count: number): Promise<void> {
     this.tokenCount = count;
     return Promise.resolve();
+  }
+
+  deferStep(pending: PendingStep): Promise<void> {
+    this.pendingStep = pending;
+    return Promise.resolve();
+  }
+
+  async completeStep(_stepId: string, ...messages: Message[]): Promise<void> {
+    this.pendingStep = undefined;
+    await this.append(...messages);
   }
 
   restore(): Promise<ContextRestoreReport> {

@@ -3,13 +3,17 @@ import type { StreamedMessagePart, ToolCall } from '../message/parts.js';
 import type { FinishReason } from '../provider/chat-provider.js';
 import { mergeGenerationOptions, type GenerationOptions } from '../provider/generation-options.js';
 import { addUsage, tokenUsage, type TokenUsage } from '../provider/token-usage.js';
+import { abortableDelay } from '../runtime/abort.js';
 import { isThenable, writeHookErrorToStderr, type HookErrorHandler } from '../runtime/hook-guard.js';
+import type { StepResumption } from '../runtime/step.js';
 import type { StepResult } from '../runtime/step-result.js';
 import type { NamedStepHooks } from '../runtime/step-hooks.js';
+import { isApprovalDecision, type ApprovalCallback, type ApprovalDecision } from '../tooling/approval.js';
 import type { ToolResult } from '../tooling/tool-result.js';
+import { ApprovalPendingError, NoPendingApprovalError } from './approval-errors.js';
 import type { AgentContext } from './context.js';
 import { LinearContext } from './linear-context.js';
-import { abortableDelay } from '../runtime/abort.js';
+import { pendingApprovals, type PendingApproval, type PendingStep } from './pending-step.js';
 import { defaultRetryPolicy, isRetryableError, retryDelayMs, type RetryPolicy } from './retry.js';
 import { toolResultToMessage } from './tool-message.js';
 
@@ -21,6 +25,15 @@ export type StepFunction = (options: {
   readonly hooks?: readonly NamedStepHooks[];
   /** Generation options of the step, merged over the provider's own (these win). */
   readonly generation?: GenerationOptions;
+  /** Decides about calls that need approval (none: the kernel's `ApprovalHandler`, if any, else they are deferred). */
+  readonly onApproval?: ApprovalCallback;
+  /** How long a call may wait for the approval handler's decision. */
+  readonly approvalTimeoutMs?: number;
+  /**
+   * Set when the agent completes a step whose calls waited for approval: pass it on to `step()`,
+   * which then completes that step instead of calling the provider.
+   */
+  readonly resume?: StepResumption;
 }) => Promise<StepResult>;
 
 /** What happens in an agent turn, as it happens. `step` counts from 1 within the turn. */
@@ -29,6 +42,10 @@ export type AgentEvent =
   | { readonly type: 'part'; readonly step: number; readonly part: StreamedMessagePart }
   | { readonly type: 'tool_call'; readonly step: number; readonly toolCall: ToolCall }
   | { readonly type: 'tool_result'; readonly step: number; readonly result: ToolResult }
+  /** A call needs approval: the approval handler is asked (or, without one, it is deferred). */
+  | { readonly type: 'approval_request'; readonly step: number; readonly toolCall: ToolCall; readonly index: number }
+  /** The decision about a call that needed approval. */
+  | { readonly type: 'approval_decision'; readonly step: number; readonly toolCall: ToolCall; readonly index: number; readonly decision: ApprovalDecision }
   | {
       readonly type: 'retry';
       readonly step: number;
@@ -68,6 +85,18 @@ export interface AgentOptions {
   readonly onHookError?: HookErrorHandler;
   /** Told before each retry wait, with the id of the failed attempt (`kernel.agent()` passes it to the hooks' `onRetry`). */
   readonly onRetry?: (retry: AgentRetry) => void;
+  /**
+   * Decides about calls that need approval, in every turn (a turn's own wins). Without one, the
+   * kernel's `ApprovalHandler` decides (for `kernel.agent()`), else such calls are deferred: the
+   * turn ends with `stopReason: 'approval_required'`.
+   */
+  readonly onApproval?: ApprovalCallback;
+  /**
+   * How long a call may wait for a decision: the handler's (then it is denied, and the failure
+   * reported), and a deferred call's (a later `resume` then denies it as timed out, whatever the
+   * decisions say). Default: no limit.
+   */
+  readonly approvalTimeoutMs?: number;
 }
 
 /** A retry the loop is about to wait for. */
@@ -91,19 +120,35 @@ export interface AgentRunOptions {
   readonly hooks?: readonly NamedStepHooks[];
   /** Generation options of every step of this turn, merged over the agent's (these win, field by field). */
   readonly generation?: GenerationOptions;
+  /** Decides about calls that need approval in this turn (over the agent's own). */
+  readonly onApproval?: ApprovalCallback;
 }
 
-/** Why a turn ended. */
-export type AgentStopReason = 'no_tool_calls' | 'max_steps';
+/** Options of {@link Agent.resume}: those of a turn, and the decisions about the waiting calls. */
+export interface AgentResumeOptions extends AgentRunOptions {
+  /**
+   * Decisions about the waiting calls, by tool call id (calls sharing an id share it). A waiting
+   * call without a decision is asked of the approval handler again (which may defer it again).
+   */
+  readonly decisions?: Readonly<Record<string, ApprovalDecision>>;
+}
+
+/**
+ * Why a turn ended: the last step made no tool calls; the turn reached `maxSteps`; or calls of the
+ * last step wait for approval (see {@link AgentTurnResult.pendingApprovals} and {@link Agent.resume}).
+ */
+export type AgentStopReason = 'no_tool_calls' | 'max_steps' | 'approval_required';
 
 /** The outcome of one turn. */
 export interface AgentTurnResult {
   /** The last assistant message. */
   readonly message: Message;
   readonly steps: number;
-  /** Usage summed over the turn's successful steps. */
+  /** Usage summed over the turn's successful steps (before a resume, too). */
   readonly usage: TokenUsage;
   readonly stopReason: AgentStopReason;
+  /** With `approval_required`: the calls that wait, in call order. */
+  readonly pendingApprovals?: readonly PendingApproval[];
 }
 
 /**
@@ -127,33 +172,128 @@ export class Agent {
   /**
    * Runs one turn: adds `input` (a user message, or messages) to the context, then steps.
    *
+   * When calls of a step need approval and their decision is deferred, the turn ends with
+   * `stopReason: 'approval_required'` and the waiting calls in `pendingApprovals`; the step is
+   * recorded in the context as pending (not in the history), and {@link Agent.resume} goes on.
+   *
    * @throws the last error when a step fails for good (not retryable, or out of attempts), or the
    * abort reason; the context then holds everything up to the last complete step.
+   * {@link ApprovalPendingError} if a step of the context waits for approval.
    */
   async run(input: string | Message | readonly Message[], runOptions: AgentRunOptions = {}): Promise<AgentTurnResult> {
-    const { signal } = runOptions;
-    signal?.throwIfAborted();
-    const emit = this.emitter(runOptions.onEvent);
+    runOptions.signal?.throwIfAborted();
+    const pending = this.context.pendingStep;
+    if (pending) throw new ApprovalPendingError(pendingApprovals(pending));
     const inputs: readonly Message[] =
       typeof input === 'string' ? [{ role: 'user', content: [{ type: 'text', text: input }] }] : isMessageList(input) ? input : [input];
     await this.context.append(...inputs);
+    return this.steps(1, tokenUsage(), runOptions, undefined);
+  }
 
+  /**
+   * Goes on with the turn whose calls wait for approval, in this process or in another one that
+   * restored the same context: completes the pending step — calls that ran before keep their
+   * results, approved calls run now, denied ones give the model the denial — then steps on as
+   * `run` does (the turn's step count and usage go on from the pending step). If the agent's
+   * `approvalTimeoutMs` passed since the calls were deferred, they are denied as timed out.
+   *
+   * Aborting (or a failure) leaves the step pending, as it was.
+   *
+   * @throws {@link NoPendingApprovalError} if no step is pending, or a decision names a call that
+   * does not wait; a `TypeError` for a value that is no decision; otherwise as `run`.
+   */
+  async resume(options: AgentResumeOptions = {}): Promise<AgentTurnResult> {
+    options.signal?.throwIfAborted();
+    const pending = this.context.pendingStep;
+    if (!pending) throw new NoPendingApprovalError();
+    const resumption = this.resumption(pending, options.decisions ?? {});
+    return this.steps(pending.step, pending.turnUsage, options, { pending, resumption });
+  }
+
+  /** Runs the steps of a turn from `firstStep`; the first one completes `resuming` when given. */
+  private async steps(
+    firstStep: number,
+    turnUsage: TokenUsage,
+    runOptions: AgentRunOptions,
+    resuming: { readonly pending: PendingStep; readonly resumption: StepResumption } | undefined,
+  ): Promise<AgentTurnResult> {
+    const emit = this.emitter(runOptions.onEvent);
     const maxSteps = this.options.maxSteps ?? 100;
-    let usage = tokenUsage();
-    for (let stepNo = 1; ; stepNo++) {
-      const { result, toolResults } = await this.stepWithRetries(stepNo, runOptions, emit);
-      await this.context.append(result.message, ...toolResults.map(toolResultToMessage));
-      if (result.usage) usage = addUsage(usage, result.usage);
-      emit({ type: 'step_end', step: stepNo, message: result.message, toolResults, usage: result.usage, finishReason: result.finishReason });
+    let usage = turnUsage;
+    for (let stepNo = firstStep; ; stepNo++) {
+      const resume = stepNo === firstStep ? resuming : undefined;
+      const { result, toolResults } = await this.stepWithRetries(stepNo, runOptions, emit, resume?.resumption);
+      if (resume && result.message !== resume.pending.message) {
+        throw new Error('Agent.resume(): the step function did not complete the pending step (pass its `resume` option on to step())');
+      }
+      // A resumed step made no request: its usage is the pending step's.
+      const stepUsage = resume ? resume.pending.usage : result.usage;
+      const before = usage;
+      if (stepUsage) usage = addUsage(usage, stepUsage);
+      if (toolResults.some((r) => r.deferred === true)) {
+        const pending: PendingStep = resume
+          ? { ...resume.pending, results: toolResults.map(settledOnly) }
+          : this.pendingStep(stepNo, result, toolResults, before);
+        await this.context.deferStep(pending);
+        return { message: result.message, steps: stepNo, usage, stopReason: 'approval_required', pendingApprovals: pendingApprovals(pending) };
+      }
+      const messages = [result.message, ...toolResults.map(toolResultToMessage)];
+      if (resume) await this.context.completeStep(resume.pending.stepId, ...messages);
+      else await this.context.append(...messages);
+      emit({ type: 'step_end', step: stepNo, message: result.message, toolResults, usage: stepUsage, finishReason: result.finishReason });
       if (result.toolCalls.length === 0) return { message: result.message, steps: stepNo, usage, stopReason: 'no_tool_calls' };
       if (stepNo >= maxSteps) return { message: result.message, steps: stepNo, usage, stopReason: 'max_steps' };
     }
+  }
+
+  /** The pending step of a step that deferred calls (`turnUsage`: what the turn's earlier steps used). */
+  private pendingStep(stepNo: number, result: StepResult, toolResults: readonly ToolResult[], turnUsage: TokenUsage): PendingStep {
+    const deferredAt = Date.now();
+    const timeout = this.options.approvalTimeoutMs;
+    return {
+      stepId: result.stepId,
+      step: stepNo,
+      message: result.message,
+      results: toolResults.map(settledOnly),
+      usage: result.usage,
+      turnUsage,
+      messageId: result.id,
+      finishReason: result.finishReason,
+      deferredAt,
+      expiresAt: timeout === undefined ? undefined : deferredAt + timeout,
+    };
+  }
+
+  /** What `step()` needs to complete the pending step with these decisions. */
+  private resumption(pending: PendingStep, decisions: Readonly<Record<string, ApprovalDecision>>): StepResumption {
+    const waiting = pendingApprovals(pending);
+    for (const id of Object.keys(decisions)) {
+      if (!waiting.some((p) => p.toolCall.id === id)) {
+        throw new NoPendingApprovalError(`No call with id "${id}" waits for approval (waiting: ${waiting.map((p) => p.toolCall.id).join(', ')})`);
+      }
+      if (!isApprovalDecision(decisions[id])) throw new TypeError(`Agent.resume(): the decision for "${id}" is not an approval decision ({ type: 'approve' | 'deny' | 'defer' })`);
+    }
+    const expired = pending.expiresAt !== undefined && Date.now() > pending.expiresAt;
+    const timedOut: ApprovalDecision = { type: 'deny', reason: `nobody decided about it within ${(pending.expiresAt ?? 0) - pending.deferredAt} ms` };
+    const calls = pending.message.toolCalls ?? [];
+    return {
+      message: pending.message,
+      results: pending.results,
+      decisions: calls.map((call, index) => {
+        if (pending.results[index] !== undefined) return undefined;
+        if (expired) return timedOut;
+        return Object.hasOwn(decisions, call.id) ? decisions[call.id] : undefined;
+      }),
+      messageId: pending.messageId,
+      finishReason: pending.finishReason,
+    };
   }
 
   private async stepWithRetries(
     stepNo: number,
     runOptions: AgentRunOptions,
     emit: (event: AgentEvent) => void,
+    resume: StepResumption | undefined,
   ): Promise<{ result: StepResult; toolResults: readonly ToolResult[] }> {
     const { signal } = runOptions;
     let attemptStepId = '';
@@ -163,6 +303,8 @@ export class Agent {
     ];
     if (runOptions.onEvent) hooks.push(eventHooks(stepNo, emit));
     const generation = turnGeneration(this.options.generation, runOptions.generation);
+    const onApproval = runOptions.onApproval ?? this.options.onApproval;
+    const approvalTimeoutMs = this.options.approvalTimeoutMs;
     for (let attempt = 1; ; attempt++) {
       emit({ type: 'step_start', step: stepNo, attempt });
       try {
@@ -171,6 +313,9 @@ export class Agent {
           history: this.context.history.slice(),
           ...(signal ? { signal } : {}),
           ...(generation ? { generation } : {}),
+          ...(onApproval ? { onApproval } : {}),
+          ...(approvalTimeoutMs === undefined ? {} : { approvalTimeoutMs }),
+          ...(resume ? { resume } : {}),
           hooks,
         });
         return { result, toolResults: await result.toolResults() };
@@ -223,6 +368,8 @@ function eventHooks(stepNo: number, emit: (event: AgentEvent) => void): NamedSte
       onPart: (e) => emit({ type: 'part', step: stepNo, part: e.part }),
       onToolCall: (e) => emit({ type: 'tool_call', step: stepNo, toolCall: e.toolCall }),
       onToolResult: (e) => emit({ type: 'tool_result', step: stepNo, result: e.result }),
+      onApprovalRequest: (e) => emit({ type: 'approval_request', step: stepNo, toolCall: e.toolCall, index: e.index }),
+      onApprovalDecision: (e) => emit({ type: 'approval_decision', step: stepNo, toolCall: e.toolCall, index: e.index, decision: e.decision }),
     },
   };
 }
@@ -231,6 +378,11 @@ function eventHooks(stepNo: number, emit: (event: AgentEvent) => void): NamedSte
 function turnGeneration(agent: GenerationOptions | undefined, run: GenerationOptions | undefined): GenerationOptions | undefined {
   if (agent === undefined) return run;
   return run === undefined ? agent : mergeGenerationOptions(agent, run);
+}
+
+/** A result as a pending step keeps it: `undefined` for a call that waits. */
+function settledOnly(result: ToolResult): ToolResult | undefined {
+  return result.deferred === true ? undefined : result;
 }
 
 function isMessageList(input: Message | readonly Message[]): input is readonly Message[] {

@@ -1,4 +1,5 @@
 import type { Message } from '../message/message.js';
+import type { PendingStep } from './pending-step.js';
 
 /** What a context's `restore()` found. */
 export interface ContextRestoreReport {
@@ -13,6 +14,11 @@ export interface ContextRestoreReport {
  * The agent reads `history` before each step and calls `append` once per finished step, with the
  * step's assistant message and its tool messages in call order. An implementation must store those
  * messages all together or not at all, so the history only ever holds whole steps.
+ *
+ * A step whose calls wait for approval is not in the history: the agent records it with
+ * `deferStep` (durably: it must survive the process), and later completes it with `completeStep`,
+ * which adds its messages and drops the pending step in one atomic write. While a step is pending,
+ * `append` is refused.
  */
 export interface AgentContext {
   /** The messages so far, in order (a read-only view; copy it to keep a snapshot). */
@@ -21,11 +27,28 @@ export interface AgentContext {
   readonly tokenCount: number;
   /**
    * Appends messages — a turn's input, or one whole step — atomically: after it resolves, the
-   * history and the store hold all of them; if it rejects, neither holds any.
+   * history and the store hold all of them; if it rejects, neither holds any. Refused (an
+   * `ApprovalPendingError`) while a step is pending.
    */
   append(...messages: Message[]): Promise<void>;
   /** Records the token count of the history (e.g. the last step's total usage). */
   markTokenCount(count: number): Promise<void>;
+  /** The step whose calls wait for approval, if there is one (loaded by `restore`, too). */
+  readonly pendingStep: PendingStep | undefined;
+  /**
+   * Records a step whose calls wait for approval, durably and atomically (all of it or nothing). A
+   * pending step of the same `stepId` is replaced (some of its calls were decided, others deferred again).
+   *
+   * @throws Error if another step is pending.
+   */
+  deferStep(pending: PendingStep): Promise<void>;
+  /**
+   * Completes the pending step `stepId`: appends its messages (the assistant message and one tool
+   * message per call, in call order) and drops the pending step, atomically.
+   *
+   * @throws Error if `stepId` is not the pending step.
+   */
+  completeStep(stepId: string, ...messages: Message[]): Promise<void>;
   /** Loads the stored history into this (empty) context. */
   restore(): Promise<ContextRestoreReport>;
   /** Releases what the context holds (a file, a connection); appends in flight finish first. */

@@ -1,10 +1,12 @@
 import { messageToJSON } from '../message/json.js';
 import type { Message } from '../message/message.js';
 import { AppendOnlyFile, type FileState } from './append-only-file.js';
+import { ApprovalPendingError } from './approval-errors.js';
 import type { AgentContext } from './context.js';
 import { cutHistoryFile, keepTornTail, readHistoryFile } from './history-file.js';
 import { parseJsonlHistory } from './jsonl-history.js';
-
+import { pendingApprovals, type PendingStep } from './pending-step.js';
+import { pendingStepToJSON, stepResumedToJSON } from './pending-step-json.js';
 
 /** What {@link LinearContext.restore} found. */
 export interface RestoreReport {
@@ -25,10 +27,15 @@ export interface RestoreReport {
  * resolving, so a step's assistant message and tool results land together or not at all: a write
  * cut short (disk full, file size limit) is undone and rejects with a `ContextFileError`, and
  * nothing is ever written into a file that was renamed, deleted or changed by someone else.
+ *
+ * A step waiting for approval is one `_pending_step` line (with a `token_count`, so that readers
+ * that know nothing of it, the Python kosong included, skip it as a token count and load the whole
+ * steps before it); completing it is one append of a `_step_resumed` line and the step's messages.
  */
 export class LinearContext implements AgentContext {
   private readonly messages: Message[] = [];
   private tokens = 0;
+  private pending: PendingStep | undefined;
   private file: AppendOnlyFile | undefined;
   /** The file as {@link LinearContext.restore} or the last writer left it (`null`: there was none); checked when it is opened. */
   private restored: FileState | null | undefined;
@@ -48,6 +55,11 @@ export class LinearContext implements AgentContext {
     return this.tokens;
   }
 
+  /** The step whose calls wait for approval, if there is one. */
+  get pendingStep(): PendingStep | undefined {
+    return this.pending;
+  }
+
   /**
    * Loads the file, after checking all of it: nothing changes (neither the file nor this context)
    * unless every line is a valid record, except for a torn last line (no newline, not JSON: an
@@ -60,7 +72,7 @@ export class LinearContext implements AgentContext {
    *   were already added to this context.
    */
   async restore(): Promise<RestoreReport> {
-    if (this.messages.length > 0 || this.file !== undefined) throw new Error('LinearContext.restore(): the context already has messages');
+    if (this.messages.length > 0 || this.pending !== undefined || this.file !== undefined) throw new Error('LinearContext.restore(): the context already has messages');
     if (this.path === undefined) return { messages: 0, recoveredTornLine: false };
     const content = await readHistoryFile(this.path);
     if (content === null) {
@@ -75,6 +87,7 @@ export class LinearContext implements AgentContext {
     }
     this.messages.push(...parsed.messages);
     if (parsed.tokenCount !== undefined) this.tokens = parsed.tokenCount;
+    this.pending = parsed.pendingStep;
     this.needsNewline = parsed.needsNewline;
     this.restored = { ...content.state, size: parsed.validLength };
     return tornLineSavedTo === undefined
@@ -86,11 +99,39 @@ export class LinearContext implements AgentContext {
    * Appends messages: first to the file (durably, in one append), then to memory. If the write
    * fails, neither has them.
    *
-   * @throws ContextFileError if the file cannot be written (see {@link ContextFileProblem}).
+   * @throws ContextFileError if the file cannot be written (see {@link ContextFileProblem});
+   *   ApprovalPendingError while a step waits for approval.
    */
   async append(...messages: Message[]): Promise<void> {
+    if (messages.length === 0) return;
+    if (this.pending) throw new ApprovalPendingError(pendingApprovals(this.pending));
     await this.write(messages.map((m) => JSON.stringify(messageToJSON(m))));
     this.messages.push(...messages);
+  }
+
+  /**
+   * Records a step whose calls wait for approval: one line, synced to disk, then in memory.
+   *
+   * @throws Error if another step is pending; ContextFileError if the file cannot be written.
+   */
+  async deferStep(pending: PendingStep): Promise<void> {
+    if (this.pending !== undefined && this.pending.stepId !== pending.stepId) {
+      throw new Error(`LinearContext.deferStep(): step "${this.pending.stepId}" already waits for approval`);
+    }
+    await this.write([JSON.stringify(pendingStepToJSON(pending, this.tokens))]);
+    this.pending = pending;
+  }
+
+  /**
+   * Completes the pending step: a `_step_resumed` line and the step's messages, in one append.
+   *
+   * @throws Error if `stepId` is not the pending step; ContextFileError if the file cannot be written.
+   */
+  async completeStep(stepId: string, ...messages: Message[]): Promise<void> {
+    if (this.pending?.stepId !== stepId) throw new Error(`LinearContext.completeStep(): step "${stepId}" does not wait for approval`);
+    await this.write([JSON.stringify(stepResumedToJSON(stepId, this.tokens)), ...messages.map((m) => JSON.stringify(messageToJSON(m)))]);
+    this.messages.push(...messages);
+    this.pending = undefined;
   }
 
   /** Records the token count of the history (e.g. the last step's total usage). */

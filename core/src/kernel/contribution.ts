@@ -6,7 +6,7 @@ import { PluginError } from './errors.js';
 export type ServiceClass<T> = Newable<T>;
 
 /** The extension points a plugin contributes to. */
-export type ContributionKind = 'chat provider' | 'toolset' | 'hooks' | 'hook-error sink';
+export type ContributionKind = 'chat provider' | 'toolset' | 'hooks' | 'hook-error sink' | 'approval handler';
 
 /** What a plugin gave for an extension point: a ready object, a factory, or an `@injectable` class. */
 export type ContributionSource<T> =

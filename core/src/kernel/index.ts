@@ -22,4 +22,5 @@ export { StepRunner, type RunnerStepOptions } from './step-runner.js';
 export { Tenants, type TenantDefinition, type TenantModuleContext } from './tenants.js';
 export { TenantId } from './tenant-id.js';
 export { HookErrorSink, stderrHookErrorSink } from './hook-error-sink.js';
+export { ApprovalHandler } from './approval-handler.js';
 export { KernelError, PluginError, UnknownProviderError, UnknownTenantError, type PluginFailure } from './errors.js';

@@ -3,6 +3,7 @@ import { Agent, type AgentOptions } from '../agent/agent.js';
 import { ChatProvider } from '../provider/chat-provider.js';
 import { StepHooks, type NamedStepHooks } from '../runtime/step-hooks.js';
 import { emptyToolset, Toolset } from '../tooling/toolset.js';
+import { ApprovalHandler } from './approval-handler.js';
 import type { Contribution } from './contribution.js';
 import { errorMessage, KernelError, PluginError, UnknownProviderError } from './errors.js';
 import { HookErrorSink, stderrHookErrorSink } from './hook-error-sink.js';
@@ -292,27 +293,34 @@ export class Kernel {
       toolset: this.#toolsetFor(scope),
       hooks: own.length === 0 ? services.hooks : [...services.hooks, ...own],
       onHookError: services.onHookError,
+      onApproval: services.onApproval,
       defaults: this.#options,
       lease: () => scope.leases.lease(),
     };
   }
 
   /**
-   * The plugins' hooks and hook-error sink for a scope's steps. A tenant without bindings of its own
+   * The plugins' hooks, hook-error sink and approval handler for a scope's steps. A tenant without bindings of its own
    * shares the kernel scope's, unless some service differs per tenant.
    */
   #servicesOf(scope: ServiceScope): ScopeServices {
     const home = scope instanceof TenantScope && !scope.ownBindings && !this.#anyScopeDependent() ? this.#fresh(this.#scope) : scope;
     if (home.services) return home.services;
-    const [allHooks, sinks] = home.resolveIn((container): [StepHooks[], HookErrorSink[]] => [
+    const [allHooks, sinks, approvers] = home.resolveIn((container): [StepHooks[], HookErrorSink[], ApprovalHandler[]] => [
       container.getAll<StepHooks>(StepHooks),
       container.getAll<HookErrorSink>(HookErrorSink),
+      container.getAll<ApprovalHandler>(ApprovalHandler),
     ]);
     const hooks: NamedStepHooks[] = allHooks.flatMap((h, i) =>
       h === ABSENT_IN_KERNEL_SCOPE ? [] : [{ name: this.#hookOwners.get(h) ?? `hooks #${i + 1}`, hooks: h }],
     );
     const sink = sinks.findLast((s) => s !== ABSENT_IN_KERNEL_SCOPE) ?? stderrHookErrorSink;
-    return (home.services = { hooks, onHookError: (report) => sink.report(report) });
+    const approver = approvers.findLast((a) => a !== ABSENT_IN_KERNEL_SCOPE);
+    return (home.services = {
+      hooks,
+      onHookError: (report) => sink.report(report),
+      onApproval: approver && ((request) => approver.decide(request)),
+    });
   }
 
   /** The provider a step of `scope` uses: the one named, else the tenant's own, else the default. */

@@ -5,6 +5,7 @@ import { Toolset } from '../tooling/toolset.js';
 import { recordBindings } from './binding-recorder.js';
 import { Contribution, contributionSource, type ContributionKind, type ServiceClass } from './contribution.js';
 import { errorMessage, PluginError } from './errors.js';
+import { ApprovalHandler } from './approval-handler.js';
 import { HookErrorSink } from './hook-error-sink.js';
 import type { PluginContext, ProviderBindingOptions, ServiceBindingOptions } from './plugin.js';
 import type { PluginRecord } from './plugin-record.js';
@@ -109,6 +110,9 @@ export function createPluginContext(record: PluginRecord, options: ContainerModu
     },
     bindHookErrorSink: (sink, bindingOptions) => {
       bindTo(HookErrorSink, contribute<HookErrorSink>('hook-error sink', sink, bindingOptions), true);
+    },
+    bindApprovalHandler: (handler, bindingOptions) => {
+      bindTo(ApprovalHandler, contribute<ApprovalHandler>('approval handler', handler, bindingOptions), true);
     },
     onDispose: (dispose) => {
       record.disposers.push(dispose);

@@ -2,6 +2,7 @@ import type { ContainerModuleLoadOptions } from 'inversify';
 import type { ChatProvider } from '../provider/chat-provider.js';
 import type { StepHooks } from '../runtime/step-hooks.js';
 import type { Toolset } from '../tooling/toolset.js';
+import type { ApprovalHandler } from './approval-handler.js';
 import type { ServiceClass } from './contribution.js';
 import { PluginError } from './errors.js';
 import type { HookErrorSink } from './hook-error-sink.js';
@@ -51,6 +52,8 @@ export interface PluginContext extends ContainerModuleLoadOptions {
   bindHooks(hooks: StepHooks | ServiceClass<StepHooks>, options?: ServiceBindingOptions): void;
   /** Replaces the hook-error sink (the last one bound wins). */
   bindHookErrorSink(sink: HookErrorSink | ServiceClass<HookErrorSink>, options?: ServiceBindingOptions): void;
+  /** Sets the approval handler of steps that need one (the last one bound wins; a tenant's own wins for it). */
+  bindApprovalHandler(handler: ApprovalHandler | ServiceClass<ApprovalHandler>, options?: ServiceBindingOptions): void;
   /**
    * Runs when the kernel is disposed, or when this `use` call fails after setup (in reverse order,
    * after this plugin's services were deactivated).

@@ -1,5 +1,6 @@
 import type { BindingIdentifier, Container } from 'inversify';
 import type { HookErrorHandler } from '../runtime/hook-guard.js';
+import type { ApprovalCallback } from '../tooling/approval.js';
 import type { NamedStepHooks } from '../runtime/step-hooks.js';
 import { preDestroyMethods } from './class-metadata.js';
 import type { Contribution } from './contribution.js';
@@ -14,10 +15,11 @@ import type { ResolvedStep } from './step-runner.js';
  */
 export const ScopeToken: unique symbol = Symbol('kosong.ServiceScope');
 
-/** The plugins' hooks and hook-error sink, as a scope's steps get them. */
+/** The plugins' hooks, hook-error sink and approval handler, as a scope's steps get them. */
 export interface ScopeServices {
   readonly hooks: readonly NamedStepHooks[];
   readonly onHookError: HookErrorHandler;
+  readonly onApproval: ApprovalCallback | undefined;
 }
 
 /** A class-bound contribution created in a scope. */

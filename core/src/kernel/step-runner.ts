@@ -6,6 +6,7 @@ import { DEFAULT_HOOK_TIMEOUT_MS, DEFAULT_MAX_HOOK_FAILURES } from '../runtime/d
 import { HookBus } from '../runtime/hook-bus.js';
 import { HookGuard } from '../runtime/hook-guard.js';
 import { asNamedHooks, type NamedStepHooks, type RetryEvent, type StepEventContext, type StepHooks } from '../runtime/step-hooks.js';
+import type { ApprovalCallback } from '../tooling/approval.js';
 import type { Toolset } from '../tooling/toolset.js';
 import type { KernelOptions } from './kernel-options.js';
 
@@ -16,6 +17,8 @@ export interface ResolvedStep {
   /** Global hooks, then the tenant's, in registration order. */
   readonly hooks: readonly NamedStepHooks[];
   readonly onHookError: HookErrorHandler;
+  /** The scope's `ApprovalHandler`, if one is bound. */
+  readonly onApproval: ApprovalCallback | undefined;
   /** Step options the kernel was configured with. */
   readonly defaults: KernelOptions;
   /** Marks the step as running for its tenant; the returned function marks it done. */
@@ -99,6 +102,7 @@ export class StepRunner {
         ...(this.tenant === undefined ? {} : { tenant: this.tenant }),
         hooks: [...resolved.hooks, ...perCall, { name: 'kosong.kernel', hooks: { onCleanup: release } }],
         onHookError: resolved.onHookError,
+        ...(options.onApproval === undefined && resolved.onApproval !== undefined ? { onApproval: resolved.onApproval } : {}),
       });
     } catch (error) {
       release(); // the cleanup already ran on every failure path; this only guards a throw before the step began

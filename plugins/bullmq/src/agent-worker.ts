@@ -1,6 +1,18 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import { addUsage, tokenUsage, type AgentTurnResult, type Kernel, type Message, type TokenUsage } from '@kosong/core';
+import {
+  NoPendingApprovalError,
+  addUsage,
+  pendingApprovals,
+  tokenUsage,
+  type AgentRunOptions,
+  type AgentTurnResult,
+  type ApprovalDecision,
+  type Kernel,
+  type Message,
+  type PendingStep,
+  type TokenUsage,
+} from '@kosong/core';
 import { DelayedError, Job, Queue, UnrecoverableError, WaitingError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { closeRedis, closeWithin, createRedis, type RedisConnection } from './connection.js';
@@ -216,14 +228,25 @@ export class AgentWorker {
     await context.restore();
     const progress = await context.turnProgress();
     const resumed = progress.turn === data.turnId;
-    if (resumed && progress.usage) usage = progress.usage as TokenUsage;
-    const stepsDone = resumed ? progress.steps : 0;
+    const pending = context.pendingStep;
+    // A resumption completes the waiting step of the turn that deferred it, and goes on with that turn:
+    // its steps and usage go on from that turn's (the pending step's number is its agent's own count).
+    const resuming = data.resume !== undefined && pending !== undefined && !resumed;
+    if ((resumed || resuming) && progress.usage) usage = progress.usage as TokenUsage;
+    const stepsDone = resuming ? progress.steps + 1 - pending.step : resumed ? progress.steps : 0;
     publisher.publish({ type: 'turn_start', turnId: data.turnId, worker: this.id, attempt });
     if (attempt > 1) {
       await this.#cancelOrphans(keys, data.turnId);
       publisher.publish({ type: 'turn_resumed', fromStep: stepsDone + 1, reason: 'the worker running the turn was lost' });
     }
     const maxSteps = data.options.maxSteps ?? this.options.maxSteps ?? 25;
+    if (pending && resumed) {
+      // This turn deferred calls, and its worker was lost before it said so: it ends as it did.
+      return approvalRequired(pending, progress.steps + 1, usage);
+    }
+    if (data.resume !== undefined && !pending && !resumed) {
+      throw new NoPendingApprovalError(`Session "${data.session}": no step waits for approval, there is nothing to resume`);
+    }
     const last = context.history.at(-1);
     if (resumed && stepsDone > 0 && last?.role === 'assistant' && !last.toolCalls?.length) {
       return { message: last, steps: stepsDone, usage, stopReason: 'no_tool_calls' };
@@ -240,7 +263,7 @@ export class AgentWorker {
       context,
     });
     const turnKey = keys.turn(data.turnId);
-    const result: AgentTurnResult = await agent.run(resumed ? [] : (data.input as Message[]), {
+    const runOptions: AgentRunOptions = {
       signal,
       onEvent: (event) => {
         if (event.type === 'step_end') {
@@ -263,13 +286,22 @@ export class AgentWorker {
               }
             },
             onStepEnd: (event) => {
-              if (!event.error) stepUsage = event.usage;
+              // (A resumed step makes no request: its usage is the pending step's, set below.)
+              if (!event.error) stepUsage = event.usage ?? stepUsage;
             },
           },
         },
       ],
-    });
+    };
+    let result: AgentTurnResult;
+    if (resuming) {
+      stepUsage = pending.usage;
+      result = await agent.resume({ ...runOptions, decisions: waitingOnly(data.resume!.decisions, pending) });
+    } else {
+      result = await agent.run(resumed ? [] : (data.input as Message[]), runOptions);
+    }
     await publisher.flush();
+    if (result.stopReason === 'approval_required' && context.pendingStep) return approvalRequired(context.pendingStep, stepsDone + result.steps, usage);
     return { message: result.message, steps: stepsDone + result.steps, usage, stopReason: result.stopReason };
   }
 
@@ -359,6 +391,23 @@ export class AgentWorker {
     })();
     return this.#closing;
   }
+}
+
+/** The result of a turn that ends waiting for approval: the step's usage counted, the waiting calls named. */
+function approvalRequired(pending: PendingStep, steps: number, usage: TokenUsage): QueuedTurnResult {
+  return {
+    message: pending.message,
+    steps,
+    usage: pending.usage ? addUsage(usage, pending.usage) : usage,
+    stopReason: 'approval_required',
+    pendingApprovals: pendingApprovals(pending),
+  };
+}
+
+/** The decisions about calls that still wait (a recovered resumption may have decided some already). */
+function waitingOnly(decisions: Readonly<Record<string, ApprovalDecision>>, pending: PendingStep): Record<string, ApprovalDecision> {
+  const waiting = new Set(pendingApprovals(pending).map((p) => p.toolCall.id));
+  return Object.fromEntries(Object.entries(decisions).filter(([id]) => waiting.has(id)));
 }
 
 /**

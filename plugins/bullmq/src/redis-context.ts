@@ -1,9 +1,20 @@
-import { messageFromJSON, messageToJSON, type AgentContext, type ContextRestoreReport, type Message } from '@kosong/core';
+import {
+  ApprovalPendingError,
+  messageFromJSON,
+  messageToJSON,
+  pendingApprovals,
+  pendingStepFromJSON,
+  pendingStepToJSON,
+  type AgentContext,
+  type ContextRestoreReport,
+  type Message,
+  type PendingStep,
+} from '@kosong/core';
 import { Redis } from 'ioredis';
 import { closeRedis, createRedis, type RedisConnection } from './connection.js';
 import { FencedError } from './errors.js';
 import { DEFAULT_PREFIX, SessionKeys } from './keys.js';
-import { APPEND_SCRIPT, FENCED_HSET_SCRIPT } from './scripts.js';
+import { APPEND_SCRIPT, COMPLETE_STEP_SCRIPT, DEFER_STEP_SCRIPT, FENCED_HSET_SCRIPT } from './scripts.js';
 
 /** Options of a {@link RedisContext}. */
 export interface RedisContextOptions {
@@ -47,6 +58,11 @@ export interface SessionTurnProgress {
  * input, or one whole step (the assistant message and its tool messages) — is one Lua script: all of
  * its messages are stored or none, so the history never holds half a step. With a fencing token,
  * the script also checks that the writer still holds the session's lease.
+ *
+ * A step waiting for approval is kept beside the history (in the session's meta hash, as the JSON
+ * of `pendingStepToJSON`), recorded and completed by scripts that are fenced and checked like
+ * appends; completing it drops it and appends its messages in one script. While it waits, appends
+ * are refused (inside Redis too, so a copy that missed the deferral cannot append).
  */
 export class RedisContext implements AgentContext {
   readonly keys: SessionKeys;
@@ -54,6 +70,7 @@ export class RedisContext implements AgentContext {
   readonly #ownsClient: boolean;
   readonly #messages: Message[] = [];
   #tokens = 0;
+  #pending: PendingStep | undefined;
   #queue: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly options: RedisContextOptions) {
@@ -78,10 +95,15 @@ export class RedisContext implements AgentContext {
     return this.#tokens;
   }
 
+  /** The step whose calls wait for approval, if there is one. */
+  get pendingStep(): PendingStep | undefined {
+    return this.#pending;
+  }
+
   /** Loads the session's history from Redis. @throws if this context already has messages. */
   async restore(): Promise<ContextRestoreReport> {
-    if (this.#messages.length > 0) throw new Error('RedisContext.restore(): the context already has messages');
-    const [entries, tokens] = await Promise.all([this.#redis.lrange(this.keys.history, 0, -1), this.#redis.hget(this.keys.meta, 'tokenCount')]);
+    if (this.#messages.length > 0 || this.#pending) throw new Error('RedisContext.restore(): the context already has messages');
+    const [entries, [tokens, pending]] = await Promise.all([this.#redis.lrange(this.keys.history, 0, -1), this.#redis.hmget(this.keys.meta, 'tokenCount', 'pendingStep')]);
     entries.forEach((entry, index) => {
       try {
         this.#messages.push(messageFromJSON(JSON.parse(entry)));
@@ -90,7 +112,15 @@ export class RedisContext implements AgentContext {
         throw new Error(`Session "${this.options.session}": message ${index + 1} in Redis is not a valid message (${(error as Error).message})`, { cause: error });
       }
     });
-    this.#tokens = tokens === null ? 0 : Number(tokens);
+    this.#tokens = tokens === null || tokens === undefined ? 0 : Number(tokens);
+    if (pending !== null && pending !== undefined) {
+      try {
+        this.#pending = pendingStepFromJSON(JSON.parse(pending));
+      } catch (error) {
+        this.#messages.length = 0;
+        throw new Error(`Session "${this.options.session}": the step waiting for approval in Redis is not valid (${(error as Error).message})`, { cause: error });
+      }
+    }
     return { messages: this.#messages.length };
   }
 
@@ -105,45 +135,93 @@ export class RedisContext implements AgentContext {
    * neither holds any. Appends run one at a time, in call order.
    *
    * @throws {FencedError} when the lease this context writes under is gone; an `Error` when another
-   * writer appended since this context last read or wrote the history, or when Redis is unreachable.
+   * writer appended since this context last read or wrote the history, or when Redis is unreachable;
+   * `ApprovalPendingError` while a step waits for approval.
    */
   append(...messages: Message[]): Promise<void> {
     if (messages.length === 0) return Promise.resolve();
+    if (this.#pending) return Promise.reject(new ApprovalPendingError(pendingApprovals(this.#pending)));
     const encoded = messages.map((m) => JSON.stringify(messageToJSON(m)));
-    const run = this.#queue.then(async () => {
+    return this.#write(async () => {
       const { fence, turn } = this.options;
       const usage = turn?.usage?.();
-      try {
-        await this.#redis.eval(
-          APPEND_SCRIPT,
-          3,
-          this.keys.history,
-          this.keys.meta,
-          this.keys.owner,
-          fence ?? '',
-          this.#messages.length,
-          turn?.id ?? '',
-          usage === undefined ? '' : JSON.stringify(usage),
-          ...encoded,
-        );
-      } catch (error) {
-        throw this.#translate(error);
-      }
+      await this.#redis.eval(
+        APPEND_SCRIPT,
+        3,
+        this.keys.history,
+        this.keys.meta,
+        this.keys.owner,
+        fence ?? '',
+        this.#messages.length,
+        turn?.id ?? '',
+        usage === undefined ? '' : JSON.stringify(usage),
+        ...encoded,
+      );
       this.#messages.push(...messages);
     });
-    this.#queue = run.catch(() => undefined);
-    return run;
+  }
+
+  /**
+   * Records a step whose calls wait for approval, in one fenced script (replacing a pending step of
+   * the same id).
+   *
+   * @throws {FencedError}; an `Error` when another step waits, the copy is not up to date, or Redis is unreachable.
+   */
+  deferStep(pending: PendingStep): Promise<void> {
+    const encoded = JSON.stringify(pendingStepToJSON(pending, this.#tokens));
+    return this.#write(async () => {
+      await this.#redis.eval(DEFER_STEP_SCRIPT, 3, this.keys.history, this.keys.meta, this.keys.owner, this.options.fence ?? '', this.#messages.length, pending.stepId, encoded);
+      this.#pending = pending;
+    });
+  }
+
+  /**
+   * Completes the pending step `stepId`: drops it and appends its messages, in one fenced script.
+   *
+   * @throws {FencedError}; an `Error` when the step does not wait, the copy is not up to date, or Redis is unreachable.
+   */
+  completeStep(stepId: string, ...messages: Message[]): Promise<void> {
+    const pending = this.#pending;
+    if (pending?.stepId !== stepId) return Promise.reject(new Error(`Session "${this.options.session}": step "${stepId}" does not wait for approval`));
+    if (messages.length === 0) return Promise.reject(new TypeError('RedisContext.completeStep(): a step has at least its assistant message'));
+    const encoded = messages.map((m) => JSON.stringify(messageToJSON(m)));
+    return this.#write(async () => {
+      const { fence, turn } = this.options;
+      const usage = turn?.usage?.();
+      await this.#redis.eval(
+        COMPLETE_STEP_SCRIPT,
+        3,
+        this.keys.history,
+        this.keys.meta,
+        this.keys.owner,
+        fence ?? '',
+        this.#messages.length,
+        stepId,
+        turn?.id ?? '',
+        usage === undefined ? '' : JSON.stringify(usage),
+        ...encoded,
+      );
+      this.#messages.push(...messages);
+      this.#pending = undefined;
+    });
   }
 
   /** Records the token count of the history (fenced like `append`). */
   markTokenCount(count: number): Promise<void> {
+    return this.#write(async () => {
+      await this.#redis.eval(FENCED_HSET_SCRIPT, 2, this.keys.meta, this.keys.owner, this.options.fence ?? '', 'tokenCount', count);
+      this.#tokens = count;
+    });
+  }
+
+  /** Runs writes one at a time, in call order, with Redis' refusals as typed errors. */
+  #write(write: () => Promise<void>): Promise<void> {
     const run = this.#queue.then(async () => {
       try {
-        await this.#redis.eval(FENCED_HSET_SCRIPT, 2, this.keys.meta, this.keys.owner, this.options.fence ?? '', 'tokenCount', count);
+        await write();
       } catch (error) {
         throw this.#translate(error);
       }
-      this.#tokens = count;
     });
     this.#queue = run.catch(() => undefined);
     return run;
@@ -160,6 +238,9 @@ export class RedisContext implements AgentContext {
     if (message.includes('FENCED')) return new FencedError(this.options.tenant, this.options.session, this.options.fence ?? 0);
     if (message.includes('STALE')) {
       return new Error(`Session "${this.options.session}": another writer appended to the history since this context read it; nothing was written`, { cause: error });
+    }
+    if (message.includes('PENDING')) {
+      return new Error(`Session "${this.options.session}": another writer deferred or completed a step waiting for approval since this context read it; nothing was written`, { cause: error });
     }
     return error;
   }

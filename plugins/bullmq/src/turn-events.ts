@@ -1,4 +1,15 @@
-import type { AgentEvent, AgentStopReason, FinishReason, Message, StreamedMessagePart, TokenUsage, ToolCall, ToolResult } from '@kosong/core';
+import type {
+  AgentEvent,
+  AgentStopReason,
+  ApprovalDecision,
+  FinishReason,
+  Message,
+  PendingApproval,
+  StreamedMessagePart,
+  TokenUsage,
+  ToolCall,
+  ToolResult,
+} from '@kosong/core';
 
 /** An error as it travels in a turn's events: its class name and message. */
 export interface SerializedError {
@@ -15,6 +26,8 @@ export interface QueuedTurnResult {
   readonly steps: number;
   readonly usage: TokenUsage;
   readonly stopReason: AgentStopReason;
+  /** With `approval_required`: the calls that wait (submit a resumption with `TurnQueue.resume`). */
+  readonly pendingApprovals?: readonly PendingApproval[];
 }
 
 /**
@@ -34,6 +47,8 @@ export type TurnEvent =
   | { readonly type: 'part'; readonly step: number; readonly part: StreamedMessagePart }
   | { readonly type: 'tool_call'; readonly step: number; readonly toolCall: ToolCall }
   | { readonly type: 'tool_result'; readonly step: number; readonly result: ToolResult }
+  | { readonly type: 'approval_request'; readonly step: number; readonly toolCall: ToolCall; readonly index: number }
+  | { readonly type: 'approval_decision'; readonly step: number; readonly toolCall: ToolCall; readonly index: number; readonly decision: ApprovalDecision }
   | {
       readonly type: 'retry';
       readonly step: number;

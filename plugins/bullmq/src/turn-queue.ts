@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { textPart, type Message } from '@kosong/core';
+import { isApprovalDecision, textPart, type ApprovalDecision, type Message } from '@kosong/core';
 import { Job, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { closeRedis, closeWithin, createRedis, type RedisConnection } from './connection.js';
@@ -18,6 +18,8 @@ export interface TurnJobData {
   readonly session: string;
   readonly input: readonly Message[];
   readonly options: TurnOptions;
+  /** Set for a resumption (`TurnQueue.resume`): the decisions about the calls that wait for approval. */
+  readonly resume?: { readonly decisions: Readonly<Record<string, ApprovalDecision>> };
 }
 
 /** Options of one queued turn, applied by the worker. */
@@ -38,6 +40,21 @@ export interface TurnSubmission {
   readonly session: string;
   /** The user's message (text), or messages. */
   readonly input: string | Message | readonly Message[];
+  readonly options?: TurnOptions;
+}
+
+/** What {@link TurnQueue.resume} takes. */
+export interface TurnResumption {
+  /** The tenant of the session. */
+  readonly tenant?: string;
+  /** The session whose last turn ended with `approval_required`. */
+  readonly session: string;
+  /**
+   * Decisions about the calls that wait, by tool call id. A call without one is asked of the worker
+   * kernel's `ApprovalHandler` (if it has one), or stays waiting: the turn then ends with
+   * `approval_required` again.
+   */
+  readonly decisions: Readonly<Record<string, ApprovalDecision>>;
   readonly options?: TurnOptions;
 }
 
@@ -81,18 +98,37 @@ export class TurnQueue {
    * @throws `TypeError` for a bad submission; an error when Redis is unreachable.
    */
   async submit(submission: TurnSubmission): Promise<TurnHandle> {
+    return this.#enqueue(submission.tenant, submission.session, toMessages(submission.input), submission.options ?? {}, undefined);
+  }
+
+  /**
+   * Queues the resumption of a session whose last turn ended with `stopReason: 'approval_required'`
+   * (in submission order with the session's other turns): a worker completes the waiting step with
+   * these decisions — approved calls run, denied ones go back to the model — and the turn goes on.
+   * Its events and result are a turn's (steps counted from the turn it goes on with). It fails with
+   * `NoPendingApprovalError` if nothing waits in the session by then.
+   *
+   * @throws `TypeError` for a bad resumption; an error when Redis is unreachable.
+   */
+  async resume(resumption: TurnResumption): Promise<TurnHandle> {
+    const decisions = resumption.decisions;
+    if (typeof decisions !== 'object' || decisions === null || Array.isArray(decisions)) throw new TypeError('decisions must be an object of decisions by tool call id');
+    for (const [id, decision] of Object.entries(decisions)) {
+      if (!isApprovalDecision(decision)) throw new TypeError(`the decision for "${id}" is not an approval decision ({ type: 'approve' | 'deny' | 'defer' })`);
+    }
+    return this.#enqueue(resumption.tenant, resumption.session, [], resumption.options ?? {}, { decisions });
+  }
+
+  async #enqueue(tenant: string | undefined, session: string, input: readonly Message[], options: TurnOptions, resume: TurnJobData['resume']): Promise<TurnHandle> {
     this.#checkOpen();
-    const { tenant, session } = submission;
     if (tenant !== undefined && (typeof tenant !== 'string' || tenant === '')) throw new TypeError('tenant must be a non-empty string');
     if (typeof session !== 'string' || session === '') throw new TypeError('session must be a non-empty string');
-    const input = toMessages(submission.input);
-    const options = submission.options ?? {};
     if (options.maxSteps !== undefined && (!Number.isInteger(options.maxSteps) || options.maxSteps < 1)) throw new TypeError('maxSteps must be a positive integer');
     const turnId = randomUUID();
     const keys = this.#sessionKeys(tenant, session);
     try {
       await this.#redis.eval(SUBMIT_SCRIPT, 3, keys.seq, keys.pending, keys.turn(turnId), turnId, tenant ?? '', session, Date.now(), TURN_TTL_SECONDS);
-      const data: TurnJobData = { turnId, tenant: tenant ?? null, session, input, options };
+      const data: TurnJobData = { turnId, tenant: tenant ?? null, session, input, options, ...(resume ? { resume } : {}) };
       await this.#queue.add('turn', data, { jobId: turnId, attempts: 1, removeOnComplete: { age: TURN_TTL_SECONDS }, removeOnFail: { age: TURN_TTL_SECONDS } });
     } catch (error) {
       if (this.#redis.status === 'ready') throw error;
