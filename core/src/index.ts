@@ -39,6 +39,7 @@ export { step, type StepOptions, type StepResumption, type ToolDispatchMode } fr
 export { StepResult } from './runtime/step-result.js';
 export { abortableDelay } from './runtime/abort.js';
 export * from './runtime/step-hooks.js';
+export type { ContextScope, RequestScope, ToolScope, TurnScope } from './runtime/context-scope.js';
 export { writeHookErrorToStderr, type HookErrorHandler, type HookErrorReport, type HookFailureKind } from './runtime/hook-guard.js';
 export { DEFAULT_CLEANUP_TIMEOUT_MS, DEFAULT_HOOK_TIMEOUT_MS, DEFAULT_MAX_HOOK_FAILURES } from './runtime/defaults.js';
 

@@ -1,10 +1,14 @@
+import { randomUUID } from 'node:crypto';
 import type { Message } from '../message/message.js';
 import type { StreamedMessagePart, ToolCall } from '../message/parts.js';
 import type { FinishReason } from '../provider/chat-provider.js';
 import { mergeGenerationOptions, type GenerationOptions } from '../provider/generation-options.js';
 import { addUsage, tokenUsage, type TokenUsage } from '../provider/token-usage.js';
 import { abortableDelay } from '../runtime/abort.js';
-import { isThenable, writeHookErrorToStderr, type HookErrorHandler } from '../runtime/hook-guard.js';
+import type { TurnScope } from '../runtime/context-scope.js';
+import { ContextWrappers } from '../runtime/context-wrappers.js';
+import { DEFAULT_MAX_HOOK_FAILURES } from '../runtime/defaults.js';
+import { isThenable, writeHookErrorToStderr, type HookErrorHandler, type HookFailureKind } from '../runtime/hook-guard.js';
 import type { StepResumption } from '../runtime/step.js';
 import type { StepResult } from '../runtime/step-result.js';
 import type { NamedStepHooks } from '../runtime/step-hooks.js';
@@ -34,6 +38,8 @@ export type StepFunction = (options: {
    * which then completes that step instead of calling the provider.
    */
   readonly resume?: StepResumption;
+  /** The turn's run context: pass it on to `step({ context })`. */
+  readonly context?: unknown;
 }) => Promise<StepResult>;
 
 /** What happens in an agent turn, as it happens. `step` counts from 1 within the turn. */
@@ -65,6 +71,8 @@ export type AgentEvent =
 
 /** Options of an {@link Agent}. */
 export interface AgentOptions {
+  /** The agent's name, for telemetry (`TurnScope.agent`: the OpenTelemetry plugin's `invoke_agent {name}` span). */
+  readonly name?: string;
   readonly systemPrompt: string;
   /** How to run one step. */
   readonly step: StepFunction;
@@ -97,6 +105,11 @@ export interface AgentOptions {
    * decisions say). Default: no limit.
    */
   readonly approvalTimeoutMs?: number;
+  /**
+   * Runs each turn inside the contexts of hooks the loop does not see (`kernel.agent()` passes its
+   * scope's `runInContext` hooks). Must call `run` once, synchronously, and return its result.
+   */
+  readonly runTurn?: <T>(turn: TurnScope, run: () => T) => T;
 }
 
 /** A retry the loop is about to wait for. */
@@ -108,6 +121,8 @@ export interface AgentRetry {
   readonly nextAttempt: number;
   readonly delayMs: number;
   readonly error: unknown;
+  /** The turn's run context. */
+  readonly context?: unknown;
 }
 
 /** Options of one {@link Agent.run}. */
@@ -122,6 +137,12 @@ export interface AgentRunOptions {
   readonly generation?: GenerationOptions;
   /** Decides about calls that need approval in this turn (over the agent's own). */
   readonly onApproval?: ApprovalCallback;
+  /**
+   * The turn's run context: request-scoped data (the user, their auth, a database handle) given to
+   * every step's tools (`ToolContext.context`) and hook events (`event.context`). Not the
+   * conversation (that is {@link AgentOptions.context}); the runtime never reads it.
+   */
+  readonly context?: unknown;
 }
 
 /** Options of {@link Agent.resume}: those of a turn, and the decisions about the waiting calls. */
@@ -186,8 +207,10 @@ export class Agent {
     if (pending) throw new ApprovalPendingError(pendingApprovals(pending));
     const inputs: readonly Message[] =
       typeof input === 'string' ? [{ role: 'user', content: [{ type: 'text', text: input }] }] : isMessageList(input) ? input : [input];
-    await this.context.append(...inputs);
-    return this.steps(1, tokenUsage(), runOptions, undefined);
+    return this.inTurnScope(runOptions, async () => {
+      await this.context.append(...inputs);
+      return this.steps(1, tokenUsage(), runOptions, undefined);
+    });
   }
 
   /**
@@ -207,7 +230,7 @@ export class Agent {
     const pending = this.context.pendingStep;
     if (!pending) throw new NoPendingApprovalError();
     const resumption = this.resumption(pending, options.decisions ?? {});
-    return this.steps(pending.step, pending.turnUsage, options, { pending, resumption });
+    return this.inTurnScope(options, () => this.steps(pending.step, pending.turnUsage, options, { pending, resumption }));
   }
 
   /** Runs the steps of a turn from `firstStep`; the first one completes `resuming` when given. */
@@ -316,6 +339,7 @@ export class Agent {
           ...(onApproval ? { onApproval } : {}),
           ...(approvalTimeoutMs === undefined ? {} : { approvalTimeoutMs }),
           ...(resume ? { resume } : {}),
+          ...(runOptions.context === undefined ? {} : { context: runOptions.context }),
           hooks,
         });
         return { result, toolResults: await result.toolResults() };
@@ -324,13 +348,39 @@ export class Agent {
         const delayMs = retryDelayMs(this.policy, attempt, error, this.options.random);
         emit({ type: 'retry', step: stepNo, attempt, nextAttempt: attempt + 1, delayMs, error });
         try {
-          this.options.onRetry?.({ stepId: attemptStepId, step: stepNo, attempt, nextAttempt: attempt + 1, delayMs, error });
+          this.options.onRetry?.({ stepId: attemptStepId, step: stepNo, attempt, nextAttempt: attempt + 1, delayMs, error, context: runOptions.context });
         } catch {
           // a notification; the kernel's delivers to guarded hooks
         }
         await abortableDelay(delayMs, signal);
       }
     }
+  }
+
+  /**
+   * Runs a turn inside the `runInContext` hooks: the kernel's (`runTurn`, outermost), then those of
+   * the turn's own hooks. Nothing is wrapped (nor allocated) when there are none.
+   */
+  private inTurnScope<T>(runOptions: AgentRunOptions, run: () => T): T {
+    const { runTurn } = this.options;
+    const hooks = runOptions.hooks;
+    if (!runTurn && !hooks?.some((entry) => typeof entry.hooks.runInContext === 'function')) return run();
+    const turn: TurnScope = Object.freeze({
+      kind: 'turn',
+      turnId: randomUUID(),
+      agent: this.options.name,
+      tenant: undefined,
+      provider: undefined,
+      model: undefined,
+      context: runOptions.context,
+    });
+    const report = (plugin: string, kind: HookFailureKind, error: unknown, detached: boolean): void => {
+      const onError = this.options.onHookError ?? writeHookErrorToStderr;
+      onError({ plugin, hook: 'runInContext', stepId: turn.turnId, tenant: undefined, provider: undefined, model: undefined, kind, error, detached });
+    };
+    const wrappers = hooks && ContextWrappers.of(hooks, report, DEFAULT_MAX_HOOK_FAILURES);
+    const inner = wrappers ? () => wrappers.run(turn, run) : run;
+    return runTurn ? runTurn(turn, inner) : inner();
   }
 
   /** Delivers events to the caller's callback, guarded: failures are reported, never thrown. */

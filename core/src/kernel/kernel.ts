@@ -26,7 +26,7 @@ export interface RunnerOptions {
 }
 
 /** Options of {@link Kernel.agent}. */
-export interface KernelAgentOptions extends RunnerOptions, Omit<AgentOptions, 'step'> {}
+export interface KernelAgentOptions extends RunnerOptions, Omit<AgentOptions, 'step' | 'runTurn'> {}
 
 /**
  * The kernel: an inversify container from which providers, toolsets and hook plugins are resolved,
@@ -110,6 +110,7 @@ export class Kernel {
     return new Agent({
       ...agentOptions,
       step: (stepOptions) => runner.step(stepOptions),
+      runTurn: (turn, run) => runner.runTurn(turn, run),
       onRetry: (retry) => {
         agentOptions.onRetry?.(retry);
         runner.notifyRetry(retry);

@@ -3,6 +3,8 @@ import type { HookErrorHandler } from '../runtime/hook-guard.js';
 import { step, type StepOptions } from '../runtime/step.js';
 import type { StepResult } from '../runtime/step-result.js';
 import { DEFAULT_HOOK_TIMEOUT_MS, DEFAULT_MAX_HOOK_FAILURES } from '../runtime/defaults.js';
+import type { TurnScope } from '../runtime/context-scope.js';
+import { ContextWrappers } from '../runtime/context-wrappers.js';
 import { HookBus } from '../runtime/hook-bus.js';
 import { HookGuard } from '../runtime/hook-guard.js';
 import { asNamedHooks, type NamedStepHooks, type RetryEvent, type StepEventContext, type StepHooks } from '../runtime/step-hooks.js';
@@ -57,14 +59,14 @@ export class StepRunner {
    * Tells this scope's hooks (`onRetry`) that the agent loop will retry the failed step `stepId`.
    * Guarded like every hook; never throws, never waits.
    */
-  notifyRetry(fields: Omit<RetryEvent, Exclude<keyof StepEventContext, 'stepId'>>): void {
+  notifyRetry(fields: Omit<RetryEvent, Exclude<keyof StepEventContext, 'stepId' | 'context'>>): void {
     let resolved: ResolvedStep;
     try {
       resolved = this.resolve(this.tenant, this.providerName);
     } catch {
       return; // the tenant or provider is gone: the retry itself will report that
     }
-    const { stepId, ...rest } = fields;
+    const { stepId, context: runContext, ...rest } = fields;
     const guard = new HookGuard({
       stepId,
       tenant: this.tenant,
@@ -74,8 +76,40 @@ export class StepRunner {
       timeoutMs: resolved.defaults.hookTimeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS,
       maxFailures: DEFAULT_MAX_HOOK_FAILURES,
     });
-    const context = { stepId, tenant: this.tenant, provider: resolved.provider.name, model: resolved.provider.modelName };
+    const context = { stepId, tenant: this.tenant, provider: resolved.provider.name, model: resolved.provider.modelName, context: runContext };
     new HookBus(guard, resolved.hooks, context).retry(rest);
+  }
+
+  /**
+   * Runs an agent turn inside the `runInContext` hooks of this scope (see `StepHooks.runInContext`),
+   * with the scope's tenant, provider and model filled in. Guarded like every hook; runs `run` as
+   * it is when no hook has `runInContext` (or the scope cannot be resolved: the turn's first step
+   * will report why).
+   */
+  runTurn<T>(turn: TurnScope, run: () => T): T {
+    let resolved: ResolvedStep;
+    try {
+      resolved = this.resolve(this.tenant, this.providerName);
+    } catch {
+      return run();
+    }
+    const { provider } = resolved;
+    const guard = new HookGuard({
+      stepId: turn.turnId,
+      tenant: this.tenant,
+      provider: provider.name,
+      model: provider.modelName,
+      onError: resolved.onHookError,
+      timeoutMs: resolved.defaults.hookTimeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS,
+      maxFailures: DEFAULT_MAX_HOOK_FAILURES,
+    });
+    const wrappers = ContextWrappers.of(
+      resolved.hooks,
+      (plugin, kind, error, detached) => guard.reportFailure(plugin, 'runInContext', kind, error, detached),
+      DEFAULT_MAX_HOOK_FAILURES,
+    );
+    if (!wrappers) return run();
+    return wrappers.run(Object.freeze({ ...turn, tenant: this.tenant, provider: provider.name, model: provider.modelName }), run);
   }
 
   /** The provider the next step would use. */

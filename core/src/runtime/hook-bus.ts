@@ -77,8 +77,8 @@ export class HookBus {
     if (this.closed) return undefined;
     // The hot path, once per part: a literal (a spread costs 10x), and the part frozen (hooks cannot
     // change what is merged) but not the event itself (freezing it would double the cost per part).
-    const { stepId, tenant, provider, model } = this.context;
-    const event: PartEvent = { stepId, tenant, provider, model, part: freezePart(part) };
+    const { stepId, tenant, provider, model, context } = this.context;
+    const event: PartEvent = { stepId, tenant, provider, model, context, part: freezePart(part) };
     const slots = this.slots.onPart;
     const guard = this.guard;
     for (let i = 0; i < slots.length; i++) {

@@ -136,10 +136,11 @@ export class HookGuard {
 
   /**
    * Reports a failure of a callback the guard did not call itself (one whose value the caller
-   * needs, such as an approval handler). Never throws; never detaches anything.
+   * needs, such as an approval handler). Never throws; detaches nothing itself (`detached` says
+   * whether the caller detached the callback after this failure).
    */
-  reportFailure(plugin: string, hook: string, kind: HookFailureKind, error: unknown): void {
-    this.deliver({ plugin, hook, kind, error, detached: false });
+  reportFailure(plugin: string, hook: string, kind: HookFailureKind, error: unknown, detached = false): void {
+    this.deliver({ plugin, hook, kind, error, detached });
   }
 
   private report(slot: HookSlot<never>, kind: HookFailureKind, error: unknown): void {

@@ -4,7 +4,9 @@ import type { FinishReason } from '../provider/chat-provider.js';
 import type { GenerationOptions } from '../provider/generation-options.js';
 import type { TokenUsage } from '../provider/token-usage.js';
 import type { ApprovalDecision } from '../tooling/approval.js';
+import type { Tool } from '../tooling/tool.js';
 import type { ToolResult } from '../tooling/tool-result.js';
+import type { ContextScope } from './context-scope.js';
 
 /** Correlation ids every step event carries. */
 export interface StepEventContext {
@@ -16,10 +18,20 @@ export interface StepEventContext {
   readonly provider: string;
   /** The model's name. */
   readonly model: string;
+  /**
+   * The run's context value, as given to `step({ context })`, `runner.step({ context })` or
+   * `agent.run(input, { context })` (`undefined` when none was). Opaque to the runtime: hooks may
+   * read it (a user id for a log line, say); never change it.
+   */
+  readonly context?: unknown;
 }
 
 /** Before the provider is called. */
 export interface StepStartEvent extends StepEventContext {
+  /** The system prompt of the request. */
+  readonly systemPrompt?: string;
+  /** The tools the model is offered (the toolset's definitions). */
+  readonly tools?: readonly Tool[];
   readonly history: readonly Message[];
   /**
    * The generation options the step asks for: the provider's own with the step's merged over them
@@ -136,6 +148,18 @@ export interface StepHooks {
   onCleanup?(event: CleanupEvent): void | Promise<void>;
   /** The agent loop will retry a failed step (sent by `kernel.agent()` only, after that step's cleanup). Not awaited. */
   onRetry?(event: RetryEvent): void | Promise<void>;
+  /**
+   * Runs a piece of work — a step's provider call, one tool call, one agent turn (see
+   * {@link ContextScope}) — inside a context of the hook's: call `run()` once, synchronously, and
+   * return what it returns. What `run` starts keeps that context (e.g. OpenTelemetry's
+   * `context.with(ctx, run)` makes a span active for the request's HTTP call, or for what a tool
+   * does). It cannot change the work: the runtime uses `run`'s own result whatever this returns.
+   *
+   * Guarded: if it throws, returns before calling `run`, or calls it twice, the failure is reported
+   * and the work runs once all the same (outside the context when `run` was not called). Hooks of
+   * several owners nest in registration order (the first is outermost). Without any, nothing is wrapped.
+   */
+  runInContext?<T>(scope: ContextScope, run: () => T): T;
 }
 
 /** Service identifier of {@link StepHooks} in the kernel's container (multi-bound, one per hook plugin). */

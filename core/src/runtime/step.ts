@@ -8,6 +8,8 @@ import { toolNotExecuted } from '../tooling/tool-errors.js';
 import type { ToolResult, ToolReturnValue } from '../tooling/tool-result.js';
 import type { Toolset } from '../tooling/toolset.js';
 import { ApprovalGate, type GateEntry } from './approval-gate.js';
+import type { RequestScope, ToolScope } from './context-scope.js';
+import { ContextWrappers } from './context-wrappers.js';
 import { DEFAULT_CLEANUP_TIMEOUT_MS, DEFAULT_HOOK_TIMEOUT_MS, DEFAULT_MAX_HOOK_FAILURES } from './defaults.js';
 import { HookBus, type HookBusEntry } from './hook-bus.js';
 import { HookGuard, writeHookErrorToStderr, type HookErrorHandler } from './hook-guard.js';
@@ -52,11 +54,15 @@ export interface StepResumption {
   readonly finishReason?: FinishReason | undefined;
 }
 
-/** Options of {@link step}. */
-export interface StepOptions {
+/**
+ * Options of {@link step}.
+ *
+ * @typeParam TContext - the type of the run's {@link StepOptions.context} value.
+ */
+export interface StepOptions<TContext = unknown> {
   readonly provider: ChatProvider;
   readonly systemPrompt: string;
-  readonly toolset: Toolset;
+  readonly toolset: Toolset<TContext>;
   /** The conversation so far. Never modified. */
   readonly history: readonly Message[];
   /**
@@ -101,6 +107,12 @@ export interface StepOptions {
   readonly approvalTimeoutMs?: number;
   /** Completes a step whose calls waited for approval instead of generating one (see {@link StepResumption}). */
   readonly resume?: StepResumption;
+  /**
+   * A value of the caller's for this run — the user, their auth, a database handle — handed to
+   * every tool call (`ToolContext.context`) and carried by every hook event (`event.context`).
+   * The runtime never reads it.
+   */
+  readonly context?: TContext;
 }
 
 /**
@@ -115,8 +127,8 @@ export interface StepOptions {
  *
  * @throws the provider's error, the signal's reason, or {@link APIEmptyResponseError}.
  */
-export function step(options: StepOptions): Promise<StepResult> {
-  return new StepExecution(options).run();
+export function step<TContext = unknown>(options: StepOptions<TContext>): Promise<StepResult> {
+  return new StepExecution(options as StepOptions).run();
 }
 
 const UNCLEAN_FINISH: ReadonlySet<FinishReason | undefined> = new Set<FinishReason | undefined>(['length', 'content_filter']);
@@ -126,6 +138,9 @@ class StepExecution implements StepRun {
   readonly stepId: string;
   readonly runs: ToolRuns;
   private readonly bus: HookBus;
+  private readonly eventContext: StepEventContext;
+  /** The hooks' `runInContext` wrappers; `undefined` when none has one. */
+  private readonly wrappers: ContextWrappers | undefined;
   private readonly deferredCalls: ToolCall[] = [];
   private readonly startedAt = performance.now();
   private finished: Promise<void> | undefined;
@@ -138,7 +153,9 @@ class StepExecution implements StepRun {
       tenant: options.tenant,
       provider: options.provider.name,
       model: options.provider.modelName,
+      context: options.context,
     };
+    this.eventContext = context;
     const guard = new HookGuard({
       stepId: this.stepId,
       tenant: options.tenant,
@@ -148,7 +165,13 @@ class StepExecution implements StepRun {
       timeoutMs: options.hookTimeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS,
       maxFailures: DEFAULT_MAX_HOOK_FAILURES,
     });
-    this.bus = new HookBus(guard, busEntries(options), context);
+    const entries = busEntries(options);
+    this.bus = new HookBus(guard, entries, context);
+    this.wrappers = ContextWrappers.of(
+      entries,
+      (plugin, kind, error, detached) => guard.reportFailure(plugin, 'runInContext', kind, error, detached),
+      DEFAULT_MAX_HOOK_FAILURES,
+    );
     const gate = ApprovalGate.needed(options.toolset, options.resume !== undefined)
       ? new ApprovalGate({
           toolset: options.toolset,
@@ -166,6 +189,7 @@ class StepExecution implements StepRun {
         this.bus.toolResult({ toolCall: call, toolCallId: call.id, index, result, durationMs });
       },
       gate,
+      { context: options.context, inScope: this.wrappers && ((call, index, run) => this.inToolScope(call, index, run)) },
     );
     const signal = options.signal;
     if (signal) {
@@ -178,23 +202,13 @@ class StepExecution implements StepRun {
     const { options, bus } = this;
     let generated: GenerateResult;
     try {
-      await bus.stepStart({ history: options.history, generation: mergeGenerationOptions(options.provider.generation, options.generation) });
-      generated = options.resume
-        ? this.resumed(options.resume)
-        : await streamMessage(
-            {
-              provider: options.provider,
-              systemPrompt: options.systemPrompt,
-              tools: options.toolset.tools,
-              history: options.history,
-              signal: options.signal,
-              generation: options.generation,
-            },
-            {
-              onPart: bus.wantsParts ? (part) => bus.part(part) : undefined,
-              onToolCall: (call, atEnd) => this.onToolCall(call, atEnd?.finishReason, atEnd !== undefined),
-            },
-          );
+      await bus.stepStart({
+        systemPrompt: options.systemPrompt,
+        tools: options.toolset.tools,
+        history: options.history,
+        generation: mergeGenerationOptions(options.provider.generation, options.generation),
+      });
+      generated = options.resume ? this.resumed(options.resume) : await this.inRequestScope(() => this.stream());
     } catch (error) {
       this.runs.cancel(error);
       await bus.stepEnd({
@@ -231,6 +245,38 @@ class StepExecution implements StepRun {
     if (this.runs.running === 0) await this.finish(undefined);
     else void this.settled().then((outcome) => this.finish(outcome?.reason));
     return result;
+  }
+
+  /** Streams the response, dispatching each complete call. */
+  private stream(): Promise<GenerateResult> {
+    const { options, bus } = this;
+    return streamMessage(
+      {
+        provider: options.provider,
+        systemPrompt: options.systemPrompt,
+        tools: options.toolset.tools,
+        history: options.history,
+        signal: options.signal,
+        generation: options.generation,
+      },
+      {
+        onPart: bus.wantsParts ? (part) => bus.part(part) : undefined,
+        onToolCall: (call, atEnd) => this.onToolCall(call, atEnd?.finishReason, atEnd !== undefined),
+      },
+    );
+  }
+
+  /** Runs the provider call inside the hooks' contexts (see `StepHooks.runInContext`). */
+  private inRequestScope<T>(run: () => T): T {
+    if (!this.wrappers) return run();
+    const scope: RequestScope = Object.freeze({ ...this.eventContext, kind: 'request' });
+    return this.wrappers.run(scope, run);
+  }
+
+  /** Runs one tool call inside the hooks' contexts. */
+  private inToolScope<T>(call: ToolCall, index: number, run: () => T): T {
+    const scope: ToolScope = Object.freeze({ ...this.eventContext, kind: 'tool', toolCall: call, toolCallId: call.id, index });
+    return this.wrappers!.run(scope, run);
   }
 
   /** Resolves when every call has settled (`undefined`) or the calls were cancelled (the reason). */

@@ -9,6 +9,16 @@ import { isThenable } from './hook-guard.js';
 /** Called once per call when its result is known, in completion order. */
 export type ToolSettledListener = (index: number, call: ToolCall, result: ToolResult, durationMs: number) => void;
 
+/** What every call of a step gets besides its own: the run's context, and the hooks' context wrapper. */
+export interface ToolRunSettings {
+  /** The run's context value (`ToolContext.context`). */
+  readonly context: unknown;
+  /** Runs the toolset's `handle` of a call inside the hooks' contexts (none: called as it is). */
+  readonly inScope: (<T>(call: ToolCall, index: number, run: () => T) => T) | undefined;
+}
+
+const NO_SETTINGS: ToolRunSettings = { context: undefined, inScope: undefined };
+
 /**
  * The tool work of one step: one future per call, whatever `Toolset.handle` did (returned a result,
  * returned a promise, threw, or rejected), kept in call order so duplicate call ids cannot collide.
@@ -31,6 +41,7 @@ export class ToolRuns {
     private readonly onSettled: ToolSettledListener,
     /** Asks for approval where a call needs it (none: no call can). */
     private readonly gate?: ApprovalGate,
+    private readonly settings: ToolRunSettings = NO_SETTINGS,
   ) {
     // Every call of the step listens to this one signal: many parallel calls are normal, not a leak.
     setMaxListeners(0, this.controller.signal);
@@ -44,7 +55,7 @@ export class ToolRuns {
   dispatch(call: ToolCall, entry?: GateEntry): number {
     const index = this.calls.push(call) - 1;
     const startedAt = performance.now();
-    const context: ToolContext = { signal: this.controller.signal, toolCall: call, stepId: this.stepId, index };
+    const context: ToolContext = { signal: this.controller.signal, toolCall: call, stepId: this.stepId, index, context: this.settings.context };
     const gate = this.gate;
     const future =
       gate === undefined
@@ -127,7 +138,8 @@ export class ToolRuns {
   /** The toolset's result of a call, whatever `handle` did; never rejects. */
   private handle(call: ToolCall, context: ToolContext): Promise<ToolResult> {
     try {
-      const returned = this.toolset.handle(call, context);
+      const inScope = this.settings.inScope;
+      const returned = inScope ? inScope(call, context.index ?? 0, () => this.toolset.handle(call, context)) : this.toolset.handle(call, context);
       // normalise never throws: a result whose getters throw becomes an error result, on both paths.
       return isThenable(returned)
         ? Promise.resolve(returned).then(

@@ -3,8 +3,12 @@ import type { Tool } from './tool.js';
 import type { ToolResult } from './tool-result.js';
 import { toolNotFound } from './tool-errors.js';
 
-/** What a toolset gets with each call. */
-export interface ToolContext {
+/**
+ * What a toolset gets with each call.
+ *
+ * @typeParam TContext - the type of the run's {@link ToolContext.context} value.
+ */
+export interface ToolContext<TContext = unknown> {
   /** Aborted when the step no longer wants the result (abort, provider error, cleanup). Honour it. */
   readonly signal: AbortSignal;
   /** The call being handled. */
@@ -13,6 +17,14 @@ export interface ToolContext {
   readonly stepId: string;
   /** Position of the call in the step's tool calls (`step()` always sets it); with `stepId`, a unique key of the call. */
   readonly index?: number;
+  /**
+   * The run's context value, as given to `step({ context })`, `runner.step({ context })` or
+   * `agent.run(input, { context })`: request-scoped data (the user, their auth, a database handle)
+   * without globals. `undefined` when none was given. The runtime never reads it; each call sees
+   * the value of its own run, however many runs are in flight. It does not cross processes: a
+   * remote toolset's worker does not get it.
+   */
+  readonly context?: TContext | undefined;
 }
 
 /**
@@ -22,12 +34,14 @@ export interface ToolContext {
  * return a promise. It may return a result directly, a promise of one, or throw: the step treats all
  * three alike, and a throw (or a rejection) becomes an error result. Return error results for bad
  * calls (unknown tool, bad arguments) rather than throwing, so the model is told what went wrong.
+ *
+ * @typeParam TContext - the type of the run context its calls get in {@link ToolContext.context}.
  */
-export interface Toolset {
+export interface Toolset<TContext = unknown> {
   /** The tools the model is told about. */
   readonly tools: readonly Tool[];
   /** Handles one call. */
-  handle(toolCall: ToolCall, context: ToolContext): ToolResult | Promise<ToolResult>;
+  handle(toolCall: ToolCall, context: ToolContext<TContext>): ToolResult | Promise<ToolResult>;
   /**
    * Whether a call must be approved before it runs. Optional: without it, no call needs approval.
    * `step` asks it before `handle`, as part of the call's own future (so the call keeps its place in
@@ -35,7 +49,7 @@ export interface Toolset {
    * approval handler decides (see `ApprovalDecision`). A throw or a rejection gives the model an
    * error result, and the call does not run. Wrap any toolset with `requireApproval` to add it.
    */
-  needsApproval?(toolCall: ToolCall, context: ToolContext): boolean | Promise<boolean>;
+  needsApproval?(toolCall: ToolCall, context: ToolContext<TContext>): boolean | Promise<boolean>;
 }
 
 /** Service identifier of {@link Toolset} in the kernel's container (global in the root, a tenant's in its child). */

@@ -17,6 +17,7 @@ const EXPECTED_OUTPUT: Record<string, RegExp> = {
   'examples/src/tools.ts': /^c1 5\nc2 \[ \{ type: 'text', text: '3' \} \]\n$/,
   'examples/src/telemetry.ts': /\[ 'chat echo' \]\n/,
   'examples/src/mock-provider.ts': /^Hello, world \| APIConnectionError: reset\n$/,
+  'examples/src/run-context.ts': /^ada: book, lamp\nalan: chess set\n$/,
 };
 
 function snippets(): Array<{ readme: string; file: string; code: string }> {
