@@ -5,12 +5,14 @@
  *
  * After each run the child waits until the process is idle, so work a variant leaves running after
  * its result resolved is counted in its CPU time and never bleeds into the next run. Run it with
- * `--expose-gc` to collect garbage before each timed run (the orchestrator does).
+ * `--expose-gc` to collect garbage before each timed run (the orchestrator does). The time spent in
+ * garbage collection during each timed run (until idle) is measured with `v8.GCProfiler`.
  *
  * @module
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
+import { GCProfiler } from 'node:v8';
 import { positiveInt } from './cli.js';
 import type { ChildReport } from './harness.js';
 import { median } from './stats.js';
@@ -42,6 +44,13 @@ async function untilIdle(): Promise<number> {
   }
 }
 
+/** The time of every collection a `GCProfiler` saw, in ms (its `cost` is in µs). */
+function gcCostMs(profile: ReturnType<GCProfiler['stop']>): number {
+  let micros = 0;
+  for (const collection of profile?.statistics ?? []) micros += collection.cost;
+  return micros / 1000;
+}
+
 async function main(): Promise<void> {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
@@ -63,16 +72,24 @@ async function main(): Promise<void> {
   }
   const runsMs: number[] = [];
   const cpuMs: number[] = [];
+  const gcMs: number[] = [];
+  const measured = new Map<string, number[]>();
   for (let i = 0; i < runs; i++) {
     gc?.();
     await untilIdle();
+    const profiler = new GCProfiler();
+    profiler.start();
     const cpu = process.cpuUsage();
     const start = performance.now();
     const output = await variant.run();
     runsMs.push(performance.now() - start);
     const idleWindow = await untilIdle();
     cpuMs.push(cpuSince(cpu) - idleWindow);
+    gcMs.push(gcCostMs(profiler.stop()));
     variant.verify(output);
+    for (const [key, value] of Object.entries((await variant.measure?.(output)) ?? {})) {
+      measured.set(key, [...(measured.get(key) ?? []), value]);
+    }
   }
   const report: ChildReport = {
     suite: suite.name,
@@ -82,6 +99,9 @@ async function main(): Promise<void> {
     cpuMs,
     medianCpuMs: median(cpuMs),
     maxRssMb: process.resourceUsage().maxRSS / 1024,
+    gcMs,
+    medianGcMs: median(gcMs),
+    metrics: Object.fromEntries([...measured].map(([key, values]) => [key, median(values)])),
   };
   process.stdout.write(JSON.stringify(report) + '\n');
 }

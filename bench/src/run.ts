@@ -1,13 +1,17 @@
 /**
  * The orchestrator of `npm run bench`. For each suite, runs every variant in a fresh child process,
- * alternating the variants (a, b, c, a, b, c, …) for N rounds; each child does a warm-up and M timed
- * runs and reports its median. Prints a markdown table of the medians across processes and writes it
- * to the git-ignored `bench/.bench-results/latest.md`, or with `--record` to `bench/results/latest.md`.
- * Before a suite with a variant from `bench/peers` runs, the peers are installed and compiled.
+ * alternating the variants (a, b, c, a, b, c, …) round after round until the medians are stable (or
+ * for a fixed number of rounds); each child does a warm-up and M timed runs and reports its median.
+ * Prints a markdown report (spreads, paired ratios per round, targets) and writes it with an SVG
+ * chart per suite to the git-ignored `bench/.bench-results/node<major>/`, or with `--record` to
+ * `bench/results/node<major>/`. Before a suite with a variant from `bench/peers` runs, the peers are
+ * installed and compiled.
  *
- * Flags (or environment variables): `--rounds=N` (`BENCH_ROUNDS`, default 7), `--runs=M`
- * (`BENCH_RUNS`, default 3), `--warmup=W` (`BENCH_WARMUP`, default 1), `--suite=a,b` (`BENCH_SUITES`,
- * default all), `--record` (`BENCH_RECORD=1`).
+ * Flags (or environment variables): `--rounds=N` (`BENCH_ROUNDS`: exactly N rounds), `--min-rounds`,
+ * `--max-rounds` (`BENCH_MIN_ROUNDS`, `BENCH_MAX_ROUNDS`: the bounds of "until stable", default 7 and
+ * 15 unless a suite sets its own), `--runs=M` (`BENCH_RUNS`, default 3), `--warmup=W` (`BENCH_WARMUP`,
+ * default 1), `--suite=a,b` (`BENCH_SUITES`, default all), `--variants=x,y` (`BENCH_VARIANTS`: only these
+ * variants and their baselines, for a quick comparison), `--record` (`BENCH_RECORD=1`).
  *
  * @module
  */
@@ -15,44 +19,90 @@ import { spawn } from 'node:child_process';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { costChart } from './charts/cost-chart.js';
+import { ratioChart } from './charts/ratio-chart.js';
 import { positiveInt } from './cli.js';
 import type { ChildReport, Suite, VariantEntry } from './harness.js';
 import { preparePeers } from './peers.js';
+import { renderHeader, renderSuite } from './report.js';
 import { writeResults } from './results-file.js';
-import { fixed, median } from './stats.js';
+import { DEFAULT_ROUND_POLICY, fixedRounds, largestRecentMove, needsAnotherRound, trackedSeries, type RoundPolicy } from './rounds.js';
+import { fixed } from './stats.js';
+import { baselineOf, summarise, type SuiteSummary } from './summary.js';
 import { findSuite, suites as allSuites } from './suites/index.js';
 
 /** How long one child may take before it is killed and the run fails. */
-const CHILD_TIMEOUT_MS = 120_000;
+const CHILD_TIMEOUT_MS = 300_000;
 const CHILD_SCRIPT = fileURLToPath(new URL('./child.js', import.meta.url));
 
 interface Config {
-  readonly rounds: number;
+  /** Exactly this many rounds, when set. */
+  readonly rounds: number | undefined;
+  readonly minRounds: number | undefined;
+  readonly maxRounds: number | undefined;
   readonly runs: number;
   readonly warmup: number;
   readonly suites: readonly Suite[];
-  /** Write the report to the tracked `bench/results/latest.md`. */
+  /** Write the report and charts to the tracked `bench/results/node<major>/`. */
   readonly record: boolean;
 }
 
 function readConfig(): Config {
+  const env = process.env;
   const { values } = parseArgs({
     options: {
-      rounds: { type: 'string', default: process.env['BENCH_ROUNDS'] ?? '7' },
-      runs: { type: 'string', default: process.env['BENCH_RUNS'] ?? '3' },
-      warmup: { type: 'string', default: process.env['BENCH_WARMUP'] ?? '1' },
-      suite: { type: 'string', default: process.env['BENCH_SUITES'] ?? '' },
-      record: { type: 'boolean', default: process.env['BENCH_RECORD'] === '1' },
+      rounds: { type: 'string', default: env['BENCH_ROUNDS'] ?? '' },
+      'min-rounds': { type: 'string', default: env['BENCH_MIN_ROUNDS'] ?? '' },
+      'max-rounds': { type: 'string', default: env['BENCH_MAX_ROUNDS'] ?? '' },
+      runs: { type: 'string', default: env['BENCH_RUNS'] ?? '3' },
+      warmup: { type: 'string', default: env['BENCH_WARMUP'] ?? '1' },
+      suite: { type: 'string', default: env['BENCH_SUITES'] ?? '' },
+      variants: { type: 'string', default: env['BENCH_VARIANTS'] ?? '' },
+      record: { type: 'boolean', default: env['BENCH_RECORD'] === '1' },
     },
   });
+  const optional = (text: string, name: string) => (text === '' ? undefined : positiveInt(text, name));
   const names = values.suite.split(',').filter((name) => name !== '');
+  const only = values.variants.split(',').filter((name) => name !== '');
+  const suites = names.length > 0 ? names.map(findSuite) : allSuites;
   return {
-    rounds: positiveInt(values.rounds, 'rounds'),
+    rounds: optional(values.rounds, 'rounds'),
+    minRounds: optional(values['min-rounds'], 'min-rounds'),
+    maxRounds: optional(values['max-rounds'], 'max-rounds'),
     runs: positiveInt(values.runs, 'runs'),
     warmup: positiveInt(values.warmup, 'warmup', 0),
-    suites: names.length > 0 ? names.map(findSuite) : allSuites,
+    suites: only.length > 0 ? suites.map((suite) => onlyVariants(suite, only)) : suites,
     record: values.record,
   };
+}
+
+/**
+ * The suite with only the variants named in `only` (and the variants they are compared with); a suite
+ * none of whose variants is named is kept whole.
+ */
+function onlyVariants(suite: Suite, only: readonly string[]): Suite {
+  const named = suite.variants.filter((v) => only.includes(v.name));
+  if (named.length === 0) return suite;
+  const wanted = new Set(named.flatMap((v) => [v.name, baselineOf(suite, v.name) ?? v.name]));
+  const variants = suite.variants.filter((v) => wanted.has(v.name));
+  const targets = suite.targets?.filter((t) => wanted.has(t.variant) && (!('baseline' in t) || wanted.has(t.baseline)));
+  const comparisons = suite.comparisons?.filter(([a, b]) => wanted.has(a) && wanted.has(b));
+  return { ...suite, variants, ...(targets ? { targets } : {}), ...(comparisons ? { comparisons } : {}) };
+}
+
+/** The rounds policy of a suite under this configuration. */
+function roundPolicy(suite: Suite, config: Config): RoundPolicy {
+  if (config.rounds !== undefined) return fixedRounds(config.rounds);
+  const min = config.minRounds ?? suite.rounds?.min ?? DEFAULT_ROUND_POLICY.min;
+  const max = Math.max(min, config.maxRounds ?? suite.rounds?.max ?? DEFAULT_ROUND_POLICY.max);
+  return { ...DEFAULT_ROUND_POLICY, min, max };
+}
+
+function describeRounds(config: Config): string {
+  if (config.rounds !== undefined) return `fixed, ${config.rounds}`;
+  const { min, max, tolerance, window } = DEFAULT_ROUND_POLICY;
+  const bounds = `${config.minRounds ?? min}–${config.maxRounds ?? max}`;
+  return `until every median paired ratio moved by ≤ ${tolerance * 100} % over the last ${window} rounds, within ${bounds} rounds (unless a suite sets its own bounds)`;
 }
 
 /** The warm-up and timed runs per process of a variant: the configured ones, within the variant's caps. */
@@ -92,97 +142,67 @@ function runChild(suite: string, variant: VariantEntry, config: Config): Promise
   });
 }
 
-/** Every child report of one suite, by variant, in round order. */
-type SuiteResults = Map<string, ChildReport[]>;
-
-async function runSuite(suite: Suite, config: Config): Promise<SuiteResults> {
+/** Runs rounds of a suite until its policy says stop; returns the summary. */
+async function runSuite(suite: Suite, config: Config): Promise<SuiteSummary> {
   const started = performance.now();
-  const results: SuiteResults = new Map(suite.variants.map((v) => [v.name, []]));
-  for (let round = 1; round <= config.rounds; round++) {
+  const policy = roundPolicy(suite, config);
+  const results = new Map<string, ChildReport[]>(suite.variants.map((v) => [v.name, []]));
+  const series = () => trackedSeries(new Map([...results].map(([name, reports]) => [name, reports.map((r) => r.medianMs)])), (v) => baselineOf(suite, v));
+  let rounds = 0;
+  while (needsAnotherRound(rounds, series(), policy)) {
+    rounds++;
     const line: string[] = [];
     for (const variant of suite.variants) {
       const report = await runChild(suite.name, variant, config);
       results.get(variant.name)!.push(report);
       line.push(`${variant.name} ${fixed(report.medianMs, 1)} ms`);
     }
-    process.stderr.write(`[${suite.name}] round ${round}/${config.rounds}: ${line.join(', ')}\n`);
+    process.stderr.write(`[${suite.name}] round ${rounds}/${policy.max}: ${line.join(', ')}\n`);
   }
-  process.stderr.write(`[${suite.name}] done in ${fixed((performance.now() - started) / 1000, 1)} s\n`);
-  return results;
+  const move = largestRecentMove(series(), DEFAULT_ROUND_POLICY.window);
+  const stable = config.rounds === undefined ? move <= policy.tolerance : undefined;
+  process.stderr.write(
+    `[${suite.name}] done in ${fixed((performance.now() - started) / 1000, 1)} s, ${rounds} rounds ` +
+      `(${stable === undefined ? 'fixed' : stable ? 'stable' : 'not stable'}: medians moved by ${fixed(move * 100, 1)} % over the last ${DEFAULT_ROUND_POLICY.window})\n`,
+  );
+  return summarise(suite, results, rounds, stable);
 }
 
-/** The median, across processes, of the per-process medians of `metric`. */
-function medianOf(results: SuiteResults, variant: string, metric: 'medianMs' | 'medianCpuMs' = 'medianMs'): number {
-  const reports = results.get(variant);
-  if (!reports || reports.length === 0) throw new Error(`no results for variant "${variant}"`);
-  return median(reports.map((r) => r[metric]));
-}
-
-function renderSuite(suite: Suite, results: SuiteResults, config: Config): string {
-  const base = medianOf(results, suite.baseline);
-  const baseCpu = medianOf(results, suite.baseline, 'medianCpuMs');
-  const rows = suite.variants.map((variant) => {
-    const reports = results.get(variant.name)!;
-    const medians = reports.map((r) => r.medianMs);
-    const ms = medianOf(results, variant.name);
-    const cpu = medianOf(results, variant.name, 'medianCpuMs');
-    const { runs, warmup } = runCounts(variant, config);
-    return (
-      `| ${variant.name} | **${fixed(ms, 1)}** | ${fixed(Math.min(...medians), 1)}–${fixed(Math.max(...medians), 1)} | ` +
-      `**${fixed(ms / base, 2)}×** | ${fixed(cpu, 0)} (${fixed(cpu / baseCpu, 2)}×) | ${fixed(median(reports.map((r) => r.maxRssMb)), 0)} | ` +
-      `${reports.length} × (${warmup} + ${runs}) | ${variant.description} |`
-    );
-  });
-  const lines = [
-    `## ${suite.name}: ${suite.title}`,
-    '',
-    `Workload: ${suite.workload}.`,
-    '',
-    `| Variant | Median ms | Range of process medians (ms) | × ${suite.baseline} | CPU ms until idle (× ${suite.baseline}) | Max RSS (MB) | Processes × (warm-up + timed) | What runs |`,
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
-    ...rows,
-    '',
-  ];
-  for (const [a, b] of suite.comparisons ?? []) {
-    const wall = medianOf(results, a) / medianOf(results, b);
-    const cpu = medianOf(results, a, 'medianCpuMs') / medianOf(results, b, 'medianCpuMs');
-    lines.push(`- ${a} / ${b}: **${fixed(wall, 4)}×** wall time (${fixed(1 / wall, 0)}× faster), ${fixed(cpu, 4)}× CPU time until idle`);
-  }
-  for (const target of suite.targets ?? []) {
-    const ratio = medianOf(results, target.variant) / medianOf(results, target.baseline);
-    const verdict = ratio <= target.maxRatio ? 'met' : '**not met**';
-    lines.push(`- target ${target.variant} ≤ ${target.maxRatio}× ${target.baseline} (wall): ${fixed(ratio, 2)}×, ${verdict}`);
-  }
-  return lines.join('\n') + '\n';
-}
-
-function renderHeader(config: Config): string {
-  const cpus = os.cpus();
-  return [
-    '# Benchmark results',
-    '',
-    `- date: ${new Date().toISOString()}`,
-    `- machine: ${cpus[0]?.model ?? 'unknown CPU'}, ${os.availableParallelism()} cores, ${os.platform()} ${os.release()}`,
-    `- node ${process.version}`,
-    `- ${config.rounds} rounds of fresh processes, variants alternated; per process ${config.warmup} warm-up + ${config.runs} timed runs unless a variant caps them (see the table)`,
-    '- median ms: wall time until the variant\'s result resolved; median across processes of each process\'s median run; ratios are ratios of those medians',
-    '- CPU ms until idle: user + system time of all threads from the start of a run until the process is idle again (catches work left running after the result resolved); coarse, ±5 ms',
-    '',
-  ].join('\n');
+/** The chart of a suite, with the run's Node version and date in its subtitle. */
+function chartOf(summary: SuiteSummary, startedAt: Date): string {
+  const subtitle = `node ${process.version}, ${startedAt.toISOString().slice(0, 10)}, ${summary.rounds} rounds`;
+  return summary.suite.chart === 'cost-vs-work' ? costChart(summary, subtitle, summary.suite.workUnit ?? 'work') : ratioChart(summary, subtitle);
 }
 
 async function main(): Promise<void> {
   const config = readConfig();
+  const startedAt = new Date();
   const started = performance.now();
+  const loadAtStart = os.loadavg();
   if (config.suites.some((suite) => suite.variants.some((variant) => variant.fromPeers))) {
     await preparePeers((line) => process.stderr.write(`${line}\n`));
   }
   const sections: string[] = [];
-  for (const suite of config.suites) sections.push(renderSuite(suite, await runSuite(suite, config), config));
-  const report = `${renderHeader(config)}\n${sections.join('\n')}`;
+  const charts = new Map<string, string>();
+  for (const suite of config.suites) {
+    const summary = await runSuite(suite, config);
+    const chart = `${suite.name}.svg`;
+    charts.set(chart, chartOf(summary, startedAt));
+    sections.push(renderSuite(summary, (v) => runCounts(v.entry, config), chart));
+  }
+  const header = renderHeader({
+    rounds: describeRounds(config),
+    runs: config.runs,
+    warmup: config.warmup,
+    loadAtStart,
+    loadAtEnd: os.loadavg(),
+    startedAt,
+    seconds: (performance.now() - started) / 1000,
+  });
+  const report = `${header}\n${sections.join('\n')}`;
   process.stdout.write(`\n${report}`);
-  const file = await writeResults(report, { record: config.record });
-  process.stderr.write(`\nwritten to ${file} (${fixed((performance.now() - started) / 1000, 1)} s in all)\n`);
+  const file = await writeResults({ report, charts }, { record: config.record });
+  process.stderr.write(`\nwritten to ${file} and ${charts.size} chart(s) next to it (${fixed((performance.now() - started) / 1000, 1)} s in all)\n`);
 }
 
 main().catch((error: unknown) => {

@@ -8,6 +8,9 @@
  * - kernel: {@link Kernel}, {@link definePlugin}, {@link StepRunner}, tenants, {@link HookErrorSink},
  *   service identifiers ({@link TenantId}, {@link KernelOptions}).
  *
+ * Everything but the kernel and the agent loop is also exported by `@kosong/core/runtime`, an entry
+ * that loads neither inversify nor zod (see `runtime/index.ts`).
+ *
  * @packageDocumentation
  */
 export * from './message/parts.js';

@@ -7,15 +7,33 @@
 import type { Suite } from '../harness.js';
 import { anthropicSuite } from './anthropic/index.js';
 import { argumentsSuite } from './arguments/index.js';
+import { coldStartSuite } from './cold-start/index.js';
+import { concurrentSuite } from './concurrent/index.js';
 import { distributedSuite } from './distributed/index.js';
 import { geminiSuite } from './gemini/index.js';
+import { growthSuite } from './growth/index.js';
 import { kernelSuite } from './kernel/index.js';
 import { openAISuite } from './openai/index.js';
 import { openAIResponsesSuite } from './openai-responses/index.js';
 import { otelSuite } from './otel/index.js';
+import { smallSuite } from './small/index.js';
 import { stepSuite } from './step/index.js';
 
-export const suites: readonly Suite[] = [stepSuite, kernelSuite, otelSuite, openAISuite, openAIResponsesSuite, anthropicSuite, geminiSuite, argumentsSuite, distributedSuite];
+export const suites: readonly Suite[] = [
+  stepSuite,
+  growthSuite,
+  smallSuite,
+  concurrentSuite,
+  coldStartSuite,
+  kernelSuite,
+  otelSuite,
+  openAISuite,
+  openAIResponsesSuite,
+  anthropicSuite,
+  geminiSuite,
+  argumentsSuite,
+  distributedSuite,
+];
 
 /** The suite called `name`; throws if there is none. */
 export function findSuite(name: string): Suite {

@@ -1,6 +1,7 @@
 /**
- * `npm run bench` never rewrites a tracked file unless asked: the report goes to the git-ignored
- * `bench/.bench-results/`, and to `bench/results/` only with `--record`.
+ * `npm run bench` never rewrites a tracked file unless asked: the report and the charts go to the
+ * git-ignored `bench/.bench-results/node<major>/`, and to `bench/results/node<major>/` only with
+ * `--record`.
  */
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
@@ -8,7 +9,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { resultsFile, writeResults } from '../results-file.js';
+import { nodeMajor, resultsFile, writeResults } from '../results-file.js';
 
 const BENCH_DIR = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -17,15 +18,37 @@ describe('bench: where the report is written', () => {
   beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'kosong-bench-'))));
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('writes to .bench-results/ by default and to results/ only when recording', async () => {
-    const scratch = await writeResults('# a run\n', { record: false, benchDir: dir });
-    expect(scratch).to.equal(join(dir, '.bench-results', 'latest.md'));
+  const chart = '<svg xmlns="http://www.w3.org/2000/svg"/>\n';
+
+  it('writes to .bench-results/node<major>/ by default and to results/node<major>/ only when recording', async () => {
+    const scratch = await writeResults({ report: '# a run\n', charts: new Map([['step.svg', chart]]) }, { record: false, benchDir: dir, major: 20 });
+    expect(scratch).to.equal(join(dir, '.bench-results', 'node20', 'latest.md'));
     expect(readFileSync(scratch, 'utf8')).to.equal('# a run\n');
+    expect(readFileSync(join(dir, '.bench-results', 'node20', 'step.svg'), 'utf8')).to.equal(chart);
     expect(existsSync(join(dir, 'results')), 'nothing under results/').to.equal(false);
 
-    const recorded = await writeResults('# recorded\n', { record: true, benchDir: dir });
-    expect(recorded).to.equal(join(dir, 'results', 'latest.md'));
+    const recorded = await writeResults({ report: '# recorded\n', charts: new Map([['step.svg', chart]]) }, { record: true, benchDir: dir, major: 22 });
+    expect(recorded).to.equal(join(dir, 'results', 'node22', 'latest.md'));
     expect(readFileSync(recorded, 'utf8')).to.equal('# recorded\n');
+    expect(readFileSync(join(dir, 'results', 'node22', 'step.svg'), 'utf8')).to.equal(chart);
+    expect(existsSync(join(dir, 'results', 'node20')), 'the other Node version is left alone').to.equal(false);
+  });
+
+  it('refuses a chart name that would leave the directory, before writing anything', async () => {
+    for (const name of ['../escape.svg', 'a/b.svg', 'notes.md']) {
+      await writeResults({ report: '# x\n', charts: new Map([[name, chart]]) }, { record: false, benchDir: dir, major: 20 }).then(
+        () => expect.fail(`wrote ${name}`),
+        (error: unknown) => expect(String(error)).to.contain(name),
+      );
+    }
+    expect(existsSync(join(dir, '.bench-results', 'node20', 'latest.md'))).to.equal(false);
+    expect(existsSync(join(dir, '.bench-results', 'escape.svg'))).to.equal(false);
+  });
+
+  it('reads the major version of Node', () => {
+    expect(nodeMajor('v20.20.2')).to.equal(20);
+    expect(nodeMajor('v22.1.0')).to.equal(22);
+    expect(nodeMajor()).to.equal(Number(process.versions.node.split('.')[0]));
   });
 
   it('the default file is ignored by git and the recorded one is not', function () {

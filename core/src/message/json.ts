@@ -8,9 +8,15 @@
  *   optional fields present as `null` (`"encrypted": null`, `"id": null`);
  * - reading accepts `content` as a string, `null` or a list of parts, and `null` for any optional field.
  *
+ * Reading validates with zod, loaded when the first message is read (not when this module is): zod is
+ * some 100 ES modules, and a process that never reads a message from JSON should not pay for them.
+ *
  * @module
  */
-import { z } from 'zod';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import type * as zod from 'zod';
+import type { z } from 'zod';
 
 import type { Message, Role } from './message.js';
 import type { ContentPart, ContentPartType, JsonObject, JsonValue, MediaURL, ToolCall } from './parts.js';
@@ -114,65 +120,93 @@ const _allRoles: [Exclude<Role, (typeof ROLES)[number]>] extends [never] ? true 
 const PART_TYPES = ['text', 'think', 'image_url', 'audio_url', 'video_url'] as const satisfies readonly ContentPartType[];
 const _allPartTypes: [Exclude<ContentPartType, (typeof PART_TYPES)[number]>] extends [never] ? true : false = true;
 
-const mediaSchema = z.object({ url: z.string(), id: z.string().nullish() });
+/** A media reference as the reading schema outputs it. */
+interface WireMedia {
+  readonly url: string;
+  readonly id?: string | null | undefined;
+}
 
-const wirePartSchema = z.discriminatedUnion(
-  'type',
-  [
-    z.object({ type: z.literal('text'), text: z.string() }),
-    z.object({ type: z.literal('think'), think: z.string(), encrypted: z.string().nullish() }),
-    z.object({ type: z.literal('image_url'), image_url: mediaSchema }),
-    z.object({ type: z.literal('audio_url'), audio_url: mediaSchema }),
-    z.object({ type: z.literal('video_url'), video_url: mediaSchema }),
-  ],
-  {
-    error: (issue) => {
-      if (issue.code !== 'invalid_union') return undefined;
-      const input: unknown = issue.input;
-      const type = typeof input === 'object' && input !== null ? (input as { readonly type?: unknown }).type : undefined;
-      const expected = PART_TYPES.map((t) => JSON.stringify(t)).join(', ');
-      return type === undefined
-        ? `missing content part type; expected one of ${expected}`
-        : `unknown content part type ${describeType(type)}; expected one of ${expected}`;
+/** A content part as the reading schema outputs it (the compiler checks it against the schema's own output). */
+type WirePart =
+  | { readonly type: 'text'; readonly text: string }
+  | { readonly type: 'think'; readonly think: string; readonly encrypted?: string | null | undefined }
+  | { readonly type: 'image_url'; readonly image_url: WireMedia }
+  | { readonly type: 'audio_url'; readonly audio_url: WireMedia }
+  | { readonly type: 'video_url'; readonly video_url: WireMedia };
+
+/** Builds the reading schema with `zod`. */
+function buildMessageSchema(z: typeof zod.z) {
+  const mediaSchema = z.object({ url: z.string(), id: z.string().nullish() });
+
+  const wirePartSchema = z.discriminatedUnion(
+    'type',
+    [
+      z.object({ type: z.literal('text'), text: z.string() }),
+      z.object({ type: z.literal('think'), think: z.string(), encrypted: z.string().nullish() }),
+      z.object({ type: z.literal('image_url'), image_url: mediaSchema }),
+      z.object({ type: z.literal('audio_url'), audio_url: mediaSchema }),
+      z.object({ type: z.literal('video_url'), video_url: mediaSchema }),
+    ],
+    {
+      error: (issue) => {
+        if (issue.code !== 'invalid_union') return undefined;
+        const input: unknown = issue.input;
+        const type = typeof input === 'object' && input !== null ? (input as { readonly type?: unknown }).type : undefined;
+        const expected = PART_TYPES.map((t) => JSON.stringify(t)).join(', ');
+        return type === undefined
+          ? `missing content part type; expected one of ${expected}`
+          : `unknown content part type ${describeType(type)}; expected one of ${expected}`;
+      },
     },
-  },
-);
+  );
 
-type WirePart = z.output<typeof wirePartSchema>;
-type WireMedia = z.output<typeof mediaSchema>;
+  const partSchema = wirePartSchema.transform(partFromWire);
 
-const partSchema = wirePartSchema.transform(partFromWire);
+  const toolCallSchema = z
+    .object({
+      // Python defaults a missing `type` to "function".
+      type: z.literal('function').optional(),
+      id: z.string(),
+      // Required (nullable) in Python, but its `exclude_none` dumps drop a `None`; read a missing one as `null`.
+      function: z.object({ name: z.string(), arguments: z.string().nullish() }),
+      // Not z.record/z.json: they rebuild objects by assignment, which drops (or applies!) `__proto__` keys.
+      extras: z
+        .unknown()
+        .superRefine((extras, ctx) => {
+          if (extras === null || extras === undefined) return;
+          const bad = typeof extras === 'object' && !Array.isArray(extras) ? nonJsonPath(extras) : [];
+          if (bad) ctx.addIssue({ code: 'custom', path: bad, message: 'expected a JSON value (string, finite number, boolean, null, array or object)' });
+        })
+        .transform((extras) => (extras === null || extras === undefined ? extras : (structuredClone(extras) as Record<string, JsonValue>)))
+        .optional(),
+    })
+    .transform(toolCallFromWire);
 
-const toolCallSchema = z
-  .object({
-    // Python defaults a missing `type` to "function".
-    type: z.literal('function').optional(),
-    id: z.string(),
-    // Required (nullable) in Python, but its `exclude_none` dumps drop a `None`; read a missing one as `null`.
-    function: z.object({ name: z.string(), arguments: z.string().nullish() }),
-    // Not z.record/z.json: they rebuild objects by assignment, which drops (or applies!) `__proto__` keys.
-    extras: z
-      .unknown()
-      .superRefine((extras, ctx) => {
-        if (extras === null || extras === undefined) return;
-        const bad = typeof extras === 'object' && !Array.isArray(extras) ? nonJsonPath(extras) : [];
-        if (bad) ctx.addIssue({ code: 'custom', path: bad, message: 'expected a JSON value (string, finite number, boolean, null, array or object)' });
-      })
-      .transform((extras) => (extras === null || extras === undefined ? extras : (structuredClone(extras) as Record<string, JsonValue>)))
-      .optional(),
-  })
-  .transform(toolCallFromWire);
+  const messageSchema = z
+    .object({
+      role: z.enum(ROLES),
+      name: z.string().nullish(),
+      content: z.preprocess(normaliseContent, z.array(partSchema)),
+      tool_calls: z.array(toolCallSchema).nullish(),
+      tool_call_id: z.string().nullish(),
+      partial: z.boolean().nullish(),
+    })
+    .transform(messageFromWire);
+  return messageSchema;
+}
 
-const messageSchema = z
-  .object({
-    role: z.enum(ROLES),
-    name: z.string().nullish(),
-    content: z.preprocess(normaliseContent, z.array(partSchema)),
-    tool_calls: z.array(toolCallSchema).nullish(),
-    tool_call_id: z.string().nullish(),
-    partial: z.boolean().nullish(),
-  })
-  .transform(messageFromWire);
+type MessageSchema = ReturnType<typeof buildMessageSchema>;
+
+let messageSchema: MessageSchema | undefined;
+
+/** The reading schema, built on first use (loading zod: the package's ES module build, as `import` would). */
+function readingSchema(): MessageSchema {
+  if (messageSchema === undefined) {
+    const loaded = createRequire(import.meta.url)(fileURLToPath(import.meta.resolve('zod'))) as typeof zod;
+    messageSchema = buildMessageSchema(loaded.z);
+  }
+  return messageSchema;
+}
 
 /**
  * Reads a message from its wire form (spec §1.5), e.g. one parsed line of a Python kosong JSONL history.
@@ -182,7 +216,7 @@ const messageSchema = z
  * @throws {MessageValidationError} naming the path of the first bad field.
  */
 export function messageFromJSON(value: unknown): Message {
-  const result = messageSchema.safeParse(value, { error: issueMessage });
+  const result = readingSchema().safeParse(value, { error: issueMessage });
   if (result.success) return result.data;
   const issues = result.error.issues.map((issue) => ({ path: formatPath(issue.path), message: issue.message }));
   throw new MessageValidationError(issues, { cause: result.error });

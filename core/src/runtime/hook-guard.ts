@@ -75,7 +75,8 @@ export function hookSlot<A>(plugin: string, hook: string, fn: (arg: A) => unknow
 
 /** Guards the hook calls of one step. */
 export class HookGuard {
-  private readonly inFlight = new Set<Promise<void>>();
+  /** Hook calls still running (created with the first asynchronous one). */
+  private inFlight: Set<Promise<void>> | undefined;
   private readonly maxFailures: number;
 
   constructor(private readonly options: HookGuardOptions) {
@@ -100,9 +101,14 @@ export class HookGuard {
     return this.track(slot, returned);
   }
 
-  /** Resolves when every hook call still in flight has settled or timed out. */
-  async drain(): Promise<void> {
-    while (this.inFlight.size > 0) await Promise.all(this.inFlight);
+  /**
+   * Resolves when every hook call still in flight has settled or timed out; `undefined` when none is
+   * (nothing to wait for).
+   */
+  drain(): Promise<void> | undefined {
+    const inFlight = this.inFlight;
+    if (inFlight === undefined || inFlight.size === 0) return undefined;
+    return Promise.all(inFlight).then(() => this.drain());
   }
 
   private track(slot: HookSlot<never>, returned: PromiseLike<unknown>): Promise<void> {
@@ -129,8 +135,9 @@ export class HookGuard {
         },
       );
     });
-    this.inFlight.add(settled);
-    void settled.then(() => this.inFlight.delete(settled));
+    const inFlight = (this.inFlight ??= new Set());
+    inFlight.add(settled);
+    void settled.then(() => inFlight.delete(settled));
     return settled;
   }
 

@@ -70,10 +70,10 @@ export class StepResult {
    */
   async *toolResultsAsCompleted(): AsyncGenerator<ToolResult, void, undefined> {
     const runs = this.#run.runs;
-    const completed = runs.resultsInCompletionOrder;
     let next = 0;
     for (;;) {
-      while (next < completed.length) yield completed[next++]!;
+      // Read again each time: the list is created with the first result.
+      for (let completed = runs.resultsInCompletionOrder; next < completed.length; completed = runs.resultsInCompletionOrder) yield completed[next++]!;
       if (runs.running === 0) break;
       const cancellation = runs.cancellation;
       if (cancellation) {
@@ -97,6 +97,6 @@ export class StepResult {
     const cancellation = await this.#run.settled();
     await this.#run.finish(cancellation?.reason);
     if (cancellation) throw cancellation.reason;
-    return Object.freeze(await this.#run.runs.all());
+    return Object.freeze(this.#run.runs.settledResults());
   }
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Message } from '../message/message.js';
 import type { StreamedMessagePart, ToolCall } from '../message/parts.js';
 import type { ChatProvider, FinishReason } from '../provider/chat-provider.js';
-import { mergeGenerationOptions, type GenerationOptions } from '../provider/generation-options.js';
+import type { GenerationOptions } from '../provider/generation-options.js';
 import { isApprovalDecision, type ApprovalCallback, type ApprovalDecision } from '../tooling/approval.js';
 import { toolNotExecuted } from '../tooling/tool-errors.js';
 import type { ToolResult, ToolReturnValue } from '../tooling/tool-result.js';
@@ -131,6 +131,8 @@ export function step<TContext = unknown>(options: StepOptions<TContext>): Promis
   return new StepExecution(options as StepOptions).run();
 }
 
+const RESOLVED: Promise<void> = Promise.resolve();
+
 const UNCLEAN_FINISH: ReadonlySet<FinishReason | undefined> = new Set<FinishReason | undefined>(['length', 'content_filter']);
 
 /** One execution of {@link step}: owns the tool runs, the hook bus and the cleanup. */
@@ -138,59 +140,43 @@ class StepExecution implements StepRun {
   readonly stepId: string;
   readonly runs: ToolRuns;
   private readonly bus: HookBus;
-  private readonly eventContext: StepEventContext;
+  /** The correlation ids of the step's events and scopes (built only when the step has hooks). */
+  private readonly eventContext: StepEventContext | undefined;
   /** The hooks' `runInContext` wrappers; `undefined` when none has one. */
   private readonly wrappers: ContextWrappers | undefined;
-  private readonly deferredCalls: ToolCall[] = [];
+  /** Calls held back until the stream ends (`dispatch: 'deferred'`). */
+  private deferredCalls: ToolCall[] | undefined;
   private readonly startedAt = performance.now();
   private finished: Promise<void> | undefined;
   private readonly onAbort: (() => void) | undefined;
 
   constructor(private readonly options: StepOptions) {
-    this.stepId = options.stepId ?? randomUUID();
-    const context: StepEventContext = {
-      stepId: this.stepId,
-      tenant: options.tenant,
-      provider: options.provider.name,
-      model: options.provider.modelName,
-      context: options.context,
-    };
-    this.eventContext = context;
-    const guard = new HookGuard({
-      stepId: this.stepId,
-      tenant: options.tenant,
-      provider: options.provider.name,
-      model: options.provider.modelName,
-      onError: options.onHookError ?? writeHookErrorToStderr,
-      timeoutMs: options.hookTimeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS,
-      maxFailures: DEFAULT_MAX_HOOK_FAILURES,
-    });
+    this.stepId = options.stepId ?? newStepId();
     const entries = busEntries(options);
-    this.bus = new HookBus(guard, entries, context);
-    this.wrappers = ContextWrappers.of(
-      entries,
-      (plugin, kind, error, detached) => guard.reportFailure(plugin, 'runInContext', kind, error, detached),
-      DEFAULT_MAX_HOOK_FAILURES,
-    );
-    const gate = ApprovalGate.needed(options.toolset, options.resume !== undefined)
+    const needsGate = ApprovalGate.needed(options.toolset, options.resume !== undefined);
+    // A step without hooks has no guard, unless an approval handler's failures need reporting.
+    const guard = entries.length > 0 || needsGate ? hookGuard(this.stepId, options) : undefined;
+    const { tenant, provider, context } = options;
+    const eventContext = (this.eventContext =
+      entries.length === 0 ? undefined : { stepId: this.stepId, tenant, provider: provider.name, model: provider.modelName, context });
+    const bus = (this.bus = eventContext === undefined ? SILENT_BUS : new HookBus(guard, entries, eventContext));
+    this.wrappers =
+      guard &&
+      ContextWrappers.of(entries, (plugin, kind, error, detached) => guard.reportFailure(plugin, 'runInContext', kind, error, detached), DEFAULT_MAX_HOOK_FAILURES);
+    const gate = needsGate
       ? new ApprovalGate({
           toolset: options.toolset,
           onApproval: options.onApproval,
           timeoutMs: options.approvalTimeoutMs,
           tenant: options.tenant,
-          bus: this.bus,
-          reportFailure: (kind, error) => guard.reportFailure('options', 'onApproval', kind, error),
+          bus,
+          reportFailure: (kind, error) => guard!.reportFailure('options', 'onApproval', kind, error),
         })
       : undefined;
-    this.runs = new ToolRuns(
-      options.toolset,
-      this.stepId,
-      (index, call, result, durationMs) => {
-        this.bus.toolResult({ toolCall: call, toolCallId: call.id, index, result, durationMs });
-      },
-      gate,
-      { context: options.context, inScope: this.wrappers && ((call, index, run) => this.inToolScope(call, index, run)) },
-    );
+    this.runs = new ToolRuns(options.toolset, this.stepId, (index, call, result, durationMs) => bus.toolResult(call, index, result, durationMs), gate, {
+      context,
+      inScope: this.wrappers && ((call, index, run) => this.inToolScope(call, index, run)),
+    });
     const signal = options.signal;
     if (signal) {
       this.onAbort = () => this.runs.cancel(signal.reason);
@@ -198,53 +184,31 @@ class StepExecution implements StepRun {
     }
   }
 
-  async run(): Promise<StepResult> {
-    const { options, bus } = this;
-    let generated: GenerateResult;
+  /**
+   * Runs the step: the start event, the stream, then {@link StepExecution.complete} or
+   * {@link StepExecution.fail}. Chained promises rather than an `async` function: a suspended async
+   * function keeps its whole frame for the length of the stream, and thousands of steps may stream at once.
+   */
+  run(): Promise<StepResult> {
+    let streamed: Promise<GenerateResult>;
     try {
-      await bus.stepStart({
+      const { options } = this;
+      const started = this.bus.stepStart({
         systemPrompt: options.systemPrompt,
         tools: options.toolset.tools,
         history: options.history,
-        generation: mergeGenerationOptions(options.provider.generation, options.generation),
+        providerGeneration: options.provider.generation,
+        stepGeneration: options.generation,
       });
-      generated = options.resume ? this.resumed(options.resume) : await this.inRequestScope(() => this.stream());
+      const stream = (): Promise<GenerateResult> => (options.resume ? this.resumed(options.resume) : this.inRequestScope(() => this.stream()));
+      streamed = started === undefined ? stream() : started.then(stream);
     } catch (error) {
-      this.runs.cancel(error);
-      await bus.stepEnd({
-        message: undefined,
-        messageId: undefined,
-        usage: undefined,
-        finishReason: undefined,
-        toolCalls: this.runs.calls.slice(),
-        error,
-        aborted: options.signal?.aborted === true,
-        durationMs: performance.now() - this.startedAt,
-      });
-      await this.finish(error);
-      throw error;
+      streamed = Promise.reject(error);
     }
-
-    if (this.deferredCalls.length > 0) {
-      const withheld = UNCLEAN_FINISH.has(generated.finishReason)
-        ? toolNotExecuted(`the response ended with finish reason "${generated.finishReason}"`)
-        : undefined;
-      for (const call of this.deferredCalls) this.dispatch(call, withheld);
-    }
-    await bus.stepEnd({
-      message: generated.message,
-      messageId: generated.id,
-      usage: generated.usage,
-      finishReason: generated.finishReason,
-      toolCalls: this.runs.calls.slice(),
-      error: undefined,
-      aborted: false,
-      durationMs: performance.now() - this.startedAt,
-    });
-    const result = new StepResult(this, generated);
-    if (this.runs.running === 0) await this.finish(undefined);
-    else void this.settled().then((outcome) => this.finish(outcome?.reason));
-    return result;
+    return streamed.then(
+      (generated) => this.complete(generated),
+      (error: unknown) => this.fail(error),
+    );
   }
 
   /** Streams the response, dispatching each complete call. */
@@ -268,21 +232,56 @@ class StepExecution implements StepRun {
 
   /** Runs the provider call inside the hooks' contexts (see `StepHooks.runInContext`). */
   private inRequestScope<T>(run: () => T): T {
-    if (!this.wrappers) return run();
-    const scope: RequestScope = Object.freeze({ ...this.eventContext, kind: 'request' });
-    return this.wrappers.run(scope, run);
+    const { wrappers, eventContext } = this;
+    if (wrappers === undefined || eventContext === undefined) return run();
+    const { stepId, tenant, provider, model, context } = eventContext;
+    const scope: RequestScope = Object.freeze({ stepId, tenant, provider, model, context, kind: 'request' });
+    return wrappers.run(scope, run);
   }
 
-  /** Runs one tool call inside the hooks' contexts. */
-  private inToolScope<T>(call: ToolCall, index: number, run: () => T): T {
-    const scope: ToolScope = Object.freeze({ ...this.eventContext, kind: 'tool', toolCall: call, toolCallId: call.id, index });
+  /** Runs one tool call inside the hooks' contexts (only called when there are wrappers). */
+  private inToolScope<T>(toolCall: ToolCall, index: number, run: () => T): T {
+    const { stepId, tenant, provider, model, context } = this.eventContext!;
+    const scope: ToolScope = Object.freeze({ stepId, tenant, provider, model, context, kind: 'tool', toolCall, toolCallId: toolCall.id, index });
     return this.wrappers!.run(scope, run);
   }
 
+  /** The stream ended: runs deferred calls, delivers the end event, and returns the result. */
+  private async complete(generated: GenerateResult): Promise<StepResult> {
+    const { bus } = this;
+    if (this.deferredCalls !== undefined) {
+      const withheld = UNCLEAN_FINISH.has(generated.finishReason)
+        ? toolNotExecuted(`the response ended with finish reason "${generated.finishReason}"`)
+        : undefined;
+      for (const call of this.deferredCalls) this.dispatch(call, withheld);
+    }
+    if (bus.listens('onStepEnd')) {
+      const { message, id: messageId, usage, finishReason } = generated;
+      const ending = { message, messageId, usage, finishReason, error: undefined, aborted: false };
+      await bus.stepEnd(ending, this.runs.calls, performance.now() - this.startedAt);
+    }
+    const result = new StepResult(this, generated);
+    if (this.runs.running === 0) await this.finish(undefined);
+    else void this.runs.settledOrCancelled().then((cancellation) => this.finish(cancellation?.reason));
+    return result;
+  }
+
+  /** The step failed: cancels the tools, delivers the end event, reclaims, and re-throws `error`. */
+  private async fail(error: unknown): Promise<never> {
+    const { bus, options } = this;
+    this.runs.cancel(error);
+    if (bus.listens('onStepEnd')) {
+      const aborted = options.signal?.aborted === true;
+      const ending = { message: undefined, messageId: undefined, usage: undefined, finishReason: undefined, error, aborted };
+      await bus.stepEnd(ending, this.runs.calls, performance.now() - this.startedAt);
+    }
+    await this.finish(error);
+    throw error;
+  }
+
   /** Resolves when every call has settled (`undefined`) or the calls were cancelled (the reason). */
-  async settled(): Promise<{ readonly reason: unknown } | undefined> {
-    while (this.runs.running > 0 && !this.runs.cancellation) await this.runs.changed();
-    return this.runs.cancellation;
+  settled(): Promise<{ readonly reason: unknown } | undefined> {
+    return this.runs.settledOrCancelled();
   }
 
   /** Aborts running tools, waits for them (up to the deadline), then delivers the cleanup event. Once. */
@@ -296,15 +295,20 @@ class StepExecution implements StepRun {
     return this.finish(reason);
   }
 
-  private async reclaimAndCleanUp(reason: unknown): Promise<void> {
-    const leaked = await this.runs.reclaim(reason, this.options.cleanupTimeoutMs ?? DEFAULT_CLEANUP_TIMEOUT_MS);
+  private reclaimAndCleanUp(reason: unknown): Promise<void> {
+    // Most steps end with nothing running and nobody listening: then this is done at once.
+    if (this.runs.running === 0) return this.cleanUp([]) ?? RESOLVED;
+    return this.runs.reclaim(reason, this.options.cleanupTimeoutMs ?? DEFAULT_CLEANUP_TIMEOUT_MS).then((leaked) => this.cleanUp(leaked));
+  }
+
+  private cleanUp(leaked: readonly ToolCall[]): Promise<void> | undefined {
     if (this.onAbort) this.options.signal?.removeEventListener('abort', this.onAbort);
-    await this.bus.cleanup({ leaked, cancelled: this.runs.cancellation !== undefined });
+    return this.bus.cleanup(leaked, this.runs.cancellation !== undefined);
   }
 
   private onToolCall(call: ToolCall, finishReason: FinishReason | undefined, atEnd: boolean): void {
     if (this.options.dispatch === 'deferred') {
-      this.deferredCalls.push(call);
+      (this.deferredCalls ??= []).push(call);
     } else if (atEnd && UNCLEAN_FINISH.has(finishReason)) {
       this.dispatch(call, toolNotExecuted(`the response was cut off (finish reason "${finishReason}") before this call was complete`));
     } else {
@@ -315,7 +319,7 @@ class StepExecution implements StepRun {
   private dispatch(call: ToolCall, withheld: ToolReturnValue | undefined, entry?: GateEntry): void {
     const executed = withheld === undefined && !this.runs.cancelled && !this.options.signal?.aborted;
     // Observers hear of the call before the toolset runs it (a telemetry span can then start first).
-    this.bus.toolCall({ toolCall: call, toolCallId: call.id, index: this.runs.calls.length, executed });
+    this.bus.toolCall(call, this.runs.calls.length, executed);
     if (executed) this.runs.dispatch(call, entry);
     else this.runs.skip(call, withheld ?? toolNotExecuted('the step was cancelled'));
   }
@@ -324,7 +328,15 @@ class StepExecution implements StepRun {
    * The step's message when it completes a step that waited for approval: the calls that settled
    * before keep their results (observers heard of them then), the waiting ones go to the gate.
    */
-  private resumed(resume: StepResumption): GenerateResult {
+  private resumed(resume: StepResumption): Promise<GenerateResult> {
+    try {
+      return Promise.resolve(this.resume(resume));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  private resume(resume: StepResumption): GenerateResult {
     const { message, results, decisions } = resume;
     const calls = message.toolCalls ?? [];
     if (message.role !== 'assistant' || results.length !== calls.length || (decisions !== undefined && decisions.length !== calls.length)) {
@@ -347,9 +359,37 @@ class StepExecution implements StepRun {
 
 const ASK: GateEntry = Object.freeze({ type: 'ask' });
 
-function busEntries(options: StepOptions): HookBusEntry[] {
-  const entries: HookBusEntry[] = [];
+/**
+ * A fresh step id: a random UUID as one flat string. `randomUUID()` builds its text by concatenation,
+ * a rope of 16 pieces (~0.5 KB of heap for 36 characters, kept as long as the step is in flight);
+ * `toLowerCase()` (a no-op on its lowercase hex) returns it as one flat string.
+ */
+function newStepId(): string {
+  return randomUUID().toLowerCase();
+}
+
+/** The guard of a step's callbacks and hooks. */
+function hookGuard(stepId: string, options: StepOptions): HookGuard {
+  const { tenant, provider } = options;
+  return new HookGuard({
+    stepId,
+    tenant,
+    provider: provider.name,
+    model: provider.modelName,
+    onError: options.onHookError ?? writeHookErrorToStderr,
+    timeoutMs: options.hookTimeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS,
+    maxFailures: DEFAULT_MAX_HOOK_FAILURES,
+  });
+}
+
+/** The bus of every step without hooks: it delivers nothing, so one serves them all. */
+const SILENT_BUS = new HookBus(undefined, [], { stepId: '', tenant: undefined, provider: '', model: '' });
+
+/** The callbacks and hooks of a step as the bus takes them (a shared empty list when there are none). */
+function busEntries(options: StepOptions): readonly HookBusEntry[] {
   const { onMessagePart, onToolCall, onToolResult } = options;
+  if (!onMessagePart && !onToolCall && !onToolResult) return options.hooks ?? NO_ENTRIES;
+  const entries: HookBusEntry[] = [];
   if (onMessagePart || onToolCall || onToolResult) {
     entries.push({
       name: 'options',
@@ -364,3 +404,5 @@ function busEntries(options: StepOptions): HookBusEntry[] {
   if (options.hooks) entries.push(...options.hooks);
   return entries;
 }
+
+const NO_ENTRIES: readonly HookBusEntry[] = Object.freeze([]);

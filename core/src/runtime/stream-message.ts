@@ -7,6 +7,7 @@ import { resolveGenerationOptions, type GenerationOptions } from '../provider/ge
 import type { TokenUsage } from '../provider/token-usage.js';
 import type { Tool } from '../tooling/tool.js';
 import { raceAbort } from './abort.js';
+import { append } from './append.js';
 
 /** The outcome of one generation. */
 export interface GenerateResult {
@@ -101,13 +102,21 @@ function providerOptions(signal: AbortSignal | undefined, generation: Generation
 
 /** Collects merged parts into message content and tool calls, reporting each complete tool call. */
 class MessageBuilder {
-  readonly content: ContentPart[] = [];
-  readonly toolCalls: ToolCall[] = [];
+  private contentList: ContentPart[] | undefined;
+  private toolCallList: ToolCall[] | undefined;
 
   constructor(
     private readonly providerName: string,
     private readonly onToolCall: StreamObserver['onToolCall'],
   ) {}
+
+  get content(): ContentPart[] {
+    return this.contentList ?? [];
+  }
+
+  get toolCalls(): ToolCall[] {
+    return this.toolCallList ?? [];
+  }
 
   add(part: StreamedMessagePart, atEnd: { readonly finishReason: FinishReason | undefined } | undefined): void {
     switch (part.type) {
@@ -116,10 +125,10 @@ class MessageBuilder {
       case 'image_url':
       case 'audio_url':
       case 'video_url':
-        this.content.push(part);
+        this.contentList = append(this.contentList, part);
         return;
       case 'function':
-        this.toolCalls.push(part);
+        this.toolCallList = append(this.toolCallList, part);
         this.onToolCall?.(part, atEnd);
         return;
       case 'tool_call_part':

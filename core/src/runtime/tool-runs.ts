@@ -4,6 +4,7 @@ import { describeError, toolAwaitingApproval, toolInvalidReturn, toolNotExecuted
 import { isToolResult, isToolReturnValue, type ToolResult, type ToolReturnValue } from '../tooling/tool-result.js';
 import type { ToolContext, Toolset } from '../tooling/toolset.js';
 import type { ApprovalGate, GateEntry, GateOutcome } from './approval-gate.js';
+import { append } from './append.js';
 import { isThenable } from './hook-guard.js';
 
 /** Called once per call when its result is known, in completion order. */
@@ -20,19 +21,39 @@ export interface ToolRunSettings {
 const NO_SETTINGS: ToolRunSettings = { context: undefined, inScope: undefined };
 
 /**
- * The tool work of one step: one future per call, whatever `Toolset.handle` did (returned a result,
+ * Steps dispatching more calls than this raise the listener limit of their shared abort signal (one
+ * listener per call is normal, not a leak; the default limit warns past 10).
+ */
+const MANY_CALLS = 4;
+
+const NONE: readonly never[] = Object.freeze([]);
+
+/**
+ * The tool work of one step: one result per call, whatever `Toolset.handle` did (returned a result,
  * returned a promise, threw, or rejected), kept in call order so duplicate call ids cannot collide.
- * A future never rejects. All calls share one abort signal, aborted by {@link ToolRuns.cancel}.
+ * A call never fails: a throw or a rejection becomes an error result. All calls share one abort
+ * signal, aborted by {@link ToolRuns.cancel}.
+ *
+ * Kept small, since thousands of steps may be in flight at once: the abort controller is created with
+ * the first call (a step without calls has none), and nothing but its result is kept of a call once
+ * it settled.
  */
 export class ToolRuns {
-  /** The calls, in the order they were made. */
-  readonly calls: ToolCall[] = [];
-  private readonly futures: Promise<ToolResult>[] = [];
-  private readonly results: (ToolResult | undefined)[] = [];
-  private readonly completionOrder: ToolResult[] = [];
-  private readonly controller = new AbortController();
+  private callList: ToolCall[] | undefined;
+  /** The result of each call, by index, once it settled. */
+  private results: (ToolResult | undefined)[] | undefined;
+  private completionOrder: ToolResult[] | undefined;
+  private controller: AbortController | undefined;
+  /** Whether the signal's listener limit was lifted (see {@link MANY_CALLS}). */
+  private manyCalls = false;
   private pending = 0;
-  private waiters: (() => void)[] = [];
+  /** Resolved on the next settlement or cancellation. */
+  private waiters: (() => void)[] | undefined;
+  /** Resolved when no call is running. */
+  private idleWaiters: (() => void)[] | undefined;
+  /** Resolved when no call is running or the running ones were cancelled (with the cancellation). */
+  private settledWaiters: ((cancellation: { readonly reason: unknown } | undefined) => void)[] | undefined;
+  private aborted: { readonly reason: unknown } | undefined;
   private cancelReason: { readonly reason: unknown } | undefined;
 
   constructor(
@@ -42,9 +63,11 @@ export class ToolRuns {
     /** Asks for approval where a call needs it (none: no call can). */
     private readonly gate?: ApprovalGate,
     private readonly settings: ToolRunSettings = NO_SETTINGS,
-  ) {
-    // Every call of the step listens to this one signal: many parallel calls are normal, not a leak.
-    setMaxListeners(0, this.controller.signal);
+  ) {}
+
+  /** The calls, in the order they were made. */
+  get calls(): readonly ToolCall[] {
+    return this.callList ?? NONE;
   }
 
   /**
@@ -53,29 +76,35 @@ export class ToolRuns {
    * running call's). `entry` says how the call comes to the gate (default: the toolset is asked).
    */
   dispatch(call: ToolCall, entry?: GateEntry): number {
-    const index = this.calls.push(call) - 1;
+    const index = this.add(call);
     const startedAt = performance.now();
-    const context: ToolContext = { signal: this.controller.signal, toolCall: call, stepId: this.stepId, index, context: this.settings.context };
+    this.pending++;
+    const context: ToolContext = { signal: this.signal(), toolCall: call, stepId: this.stepId, index, context: this.settings.context };
     const gate = this.gate;
-    const future =
-      gate === undefined
-        ? this.handle(call, context)
-        : gate.pass(call, context, entry ?? CHECK).then((outcome) => this.afterGate(call, context, outcome));
-    this.track(index, call, future, startedAt);
+    if (gate === undefined) {
+      this.handle(index, call, context, startedAt);
+    } else {
+      gate.pass(call, context, entry ?? CHECK).then(
+        (outcome) => this.afterGate(index, call, context, outcome, startedAt),
+        (error: unknown) => this.settle(index, call, threw(call, error), startedAt), // the gate never rejects; if it did, an error result
+      );
+    }
     return index;
   }
 
   /** Records a call whose result is known already (a resumed step's call that ran before); no listener hears of it. */
   adopt(call: ToolCall, result: ToolResult): number {
-    const index = this.calls.push(call) - 1;
-    this.track(index, call, Promise.resolve(normalise(call, result)), performance.now(), false);
+    const index = this.add(call);
+    this.pending++;
+    this.settleSoon(index, call, normalise(call, result), performance.now(), false);
     return index;
   }
 
   /** Records a call the runtime will not run, with the error result the model gets instead. */
   skip(call: ToolCall, returnValue: ToolReturnValue): number {
-    const index = this.calls.push(call) - 1;
-    this.track(index, call, Promise.resolve({ toolCallId: call.id, returnValue }), performance.now());
+    const index = this.add(call);
+    this.pending++;
+    this.settleSoon(index, call, { toolCallId: call.id, returnValue }, performance.now());
     return index;
   }
 
@@ -86,7 +115,7 @@ export class ToolRuns {
 
   /** Whether {@link ToolRuns.cancel} was called (calls dispatched now would start aborted). */
   get cancelled(): boolean {
-    return this.controller.signal.aborted;
+    return this.aborted !== undefined;
   }
 
   /** The reason given to {@link ToolRuns.cancel} while calls were running, if that happened. */
@@ -96,26 +125,38 @@ export class ToolRuns {
 
   /** Results so far, in completion order. */
   get resultsInCompletionOrder(): readonly ToolResult[] {
-    return this.completionOrder;
+    return this.completionOrder ?? NONE;
   }
 
-  /** Every result in call order, once all calls have settled. */
-  all(): Promise<ToolResult[]> {
-    return Promise.all(this.futures);
+  /** Every result in call order (a new list); call it once no call is running. */
+  settledResults(): ToolResult[] {
+    if (this.pending > 0) throw new Error('ToolRuns.settledResults: calls are still running');
+    return (this.results?.slice() ?? []) as ToolResult[];
   }
 
   /** Resolves on the next settlement or cancellation (or at once if nothing is running). */
   changed(): Promise<void> {
     if (this.pending === 0 || this.cancelReason) return Promise.resolve();
-    return new Promise((resolve) => this.waiters.push(resolve));
+    return new Promise((resolve) => (this.waiters ??= []).push(resolve));
+  }
+
+  /**
+   * Resolves when no call is running, or the calls were cancelled while running: with the
+   * cancellation then (see {@link ToolRuns.cancellation}), else `undefined`.
+   */
+  settledOrCancelled(): Promise<{ readonly reason: unknown } | undefined> {
+    if (this.pending === 0 || this.cancelReason) return Promise.resolve(this.cancelReason);
+    return new Promise((resolve) => (this.settledWaiters ??= []).push(resolve));
   }
 
   /** Aborts every running call through its signal. The first reason wins. */
   cancel(reason: unknown): void {
-    if (this.controller.signal.aborted) return;
+    if (this.aborted) return;
+    this.aborted = { reason };
     if (this.pending > 0) this.cancelReason = { reason };
-    this.controller.abort(reason);
+    this.controller?.abort(reason);
     this.wake();
+    if (this.cancelReason) this.flushSettledWaiters();
   }
 
   /**
@@ -130,63 +171,114 @@ export class ToolRuns {
     const deadline = new Promise<void>((resolve) => {
       timer = setTimeout(resolve, deadlineMs);
     });
-    await Promise.race([Promise.all(this.futures), deadline]);
+    await Promise.race([this.idle(), deadline]);
     clearTimeout(timer);
-    return this.calls.filter((_, index) => this.results[index] === undefined);
+    return this.calls.filter((_, index) => this.results?.[index] === undefined);
   }
 
-  /** The toolset's result of a call, whatever `handle` did; never rejects. */
-  private handle(call: ToolCall, context: ToolContext): Promise<ToolResult> {
+  /** The signal of the step's calls (created with the first call; aborted already after a cancel). */
+  private signal(): AbortSignal {
+    let controller = this.controller;
+    if (controller === undefined) {
+      controller = this.controller = new AbortController();
+      if (this.aborted) controller.abort(this.aborted.reason);
+    }
+    // Every call of the step listens to this one signal: many parallel calls are normal, not a leak.
+    if (!this.manyCalls && (this.callList?.length ?? 0) >= MANY_CALLS) {
+      this.manyCalls = true;
+      setMaxListeners(0, controller.signal);
+    }
+    return controller.signal;
+  }
+
+  /** Appends a call; returns its index. */
+  private add(call: ToolCall): number {
+    this.callList = append(this.callList, call);
+    return this.callList.length - 1;
+  }
+
+  /** Resolves when no call is running. */
+  private idle(): Promise<void> {
+    if (this.pending === 0) return Promise.resolve();
+    return new Promise((resolve) => (this.idleWaiters ??= []).push(resolve));
+  }
+
+  /** Runs a call: its result, whatever `handle` did (returned, resolved, threw, rejected), settles it. */
+  private handle(index: number, call: ToolCall, context: ToolContext, startedAt: number): void {
+    let returned: unknown;
     try {
       const inScope = this.settings.inScope;
-      const returned = inScope ? inScope(call, context.index ?? 0, () => this.toolset.handle(call, context)) : this.toolset.handle(call, context);
-      // normalise never throws: a result whose getters throw becomes an error result, on both paths.
-      return isThenable(returned)
-        ? Promise.resolve(returned).then(
-            (value) => normalise(call, value),
-            (error: unknown) => threw(call, error),
-          )
-        : Promise.resolve(normalise(call, returned));
+      returned = inScope ? inScope(call, index, () => this.toolset.handle(call, context)) : this.toolset.handle(call, context);
     } catch (error) {
-      return Promise.resolve(threw(call, error));
+      this.settleSoon(index, call, threw(call, error), startedAt);
+      return;
+    }
+    // normalise never throws: a result whose getters throw becomes an error result, on both paths.
+    if (isThenable(returned)) {
+      Promise.resolve(returned).then(
+        (value) => this.settle(index, call, normalise(call, value), startedAt),
+        (error: unknown) => this.settle(index, call, threw(call, error), startedAt),
+      );
+    } else {
+      this.settleSoon(index, call, normalise(call, returned), startedAt);
     }
   }
 
-  private afterGate(call: ToolCall, context: ToolContext, outcome: GateOutcome): ToolResult | Promise<ToolResult> {
+  private afterGate(index: number, call: ToolCall, context: ToolContext, outcome: GateOutcome, startedAt: number): void {
     switch (outcome.type) {
       case 'run':
         // Approved, but the step may have been cancelled since: then the call does not start.
-        return context.signal.aborted ? { toolCallId: call.id, returnValue: toolNotExecuted('the step was cancelled') } : this.handle(call, context);
+        if (context.signal.aborted) this.settle(index, call, { toolCallId: call.id, returnValue: toolNotExecuted('the step was cancelled') }, startedAt);
+        else this.handle(index, call, context, startedAt);
+        return;
       case 'deferred':
-        return { toolCallId: call.id, returnValue: toolAwaitingApproval(), deferred: true };
+        this.settle(index, call, { toolCallId: call.id, returnValue: toolAwaitingApproval(), deferred: true }, startedAt);
+        return;
       default:
-        return { toolCallId: call.id, returnValue: outcome.returnValue };
+        this.settle(index, call, { toolCallId: call.id, returnValue: outcome.returnValue }, startedAt);
     }
   }
 
-  private track(index: number, call: ToolCall, future: Promise<ToolResult>, startedAt: number, heard = true): void {
-    this.pending++;
-    this.futures.push(
-      future.then((result) => {
-        this.results[index] = result;
-        this.completionOrder.push(result);
-        this.pending--;
-        if (heard) {
-          try {
-            this.onSettled(index, call, result, performance.now() - startedAt);
-          } catch {
-            // the listener delivers to guarded hooks; a future must never reject
-          }
-        }
-        this.wake();
-        return result;
-      }),
-    );
+  /** Settles a call whose result is known now, one microtask later (results always arrive asynchronously). */
+  private settleSoon(index: number, call: ToolCall, result: ToolResult, startedAt: number, heard = true): void {
+    queueMicrotask(() => this.settle(index, call, result, startedAt, heard));
+  }
+
+  /**
+   * Records the result of a call (counted in `pending` since it was added) and tells who waits; the
+   * listener hears of it unless it is a result adopted from before (`heard` false).
+   */
+  private settle(index: number, call: ToolCall, result: ToolResult, startedAt: number, heard = true): void {
+    (this.results ??= new Array<ToolResult | undefined>(this.calls.length))[index] = result;
+    this.completionOrder = append(this.completionOrder, result);
+    this.pending--;
+    if (heard) {
+      try {
+        this.onSettled(index, call, result, performance.now() - startedAt);
+      } catch {
+        // the listener delivers to guarded hooks; settling must go on
+      }
+    }
+    this.wake();
+    if (this.pending > 0) return;
+    this.flushSettledWaiters();
+    const waiters = this.idleWaiters;
+    if (waiters === undefined) return;
+    this.idleWaiters = undefined;
+    for (const resolve of waiters) resolve();
+  }
+
+  private flushSettledWaiters(): void {
+    const waiters = this.settledWaiters;
+    if (waiters === undefined) return;
+    this.settledWaiters = undefined;
+    for (const resolve of waiters) resolve(this.cancelReason);
   }
 
   private wake(): void {
     const waiters = this.waiters;
-    this.waiters = [];
+    if (waiters === undefined) return;
+    this.waiters = undefined;
     for (const resolve of waiters) resolve();
   }
 }

@@ -8,6 +8,7 @@
 import { Kernel, definePlugin, injectable, step, toolOk, type Plugin, type StepHooks, type Toolset } from '@kosong/core';
 import type { PreparedVariant } from '../../harness.js';
 import { prepareStep } from '../step/kosong.js';
+import type { ResponseShape } from '../step/workload.js';
 
 /** Plain `step()`: the baseline. */
 export function prepareStepBaseline(): PreparedVariant {
@@ -82,10 +83,10 @@ function otherToolset(): Toolset {
 }
 
 /**
- * The step suite's workload through `kernel.runner().step()`: the provider and toolset bound by a
- * plugin, then `plugins` (hooks, telemetry, …).
+ * The step suite's workload (or a response of `shape`) through `kernel.runner().step()`: the provider
+ * and toolset bound by a plugin, then `plugins` (hooks, telemetry, …).
  */
-export async function prepareWithKernel(label: string, plugins: readonly Plugin[]): Promise<PreparedVariant> {
+export async function prepareWithKernel(label: string, plugins: readonly Plugin[], shape?: ResponseShape): Promise<PreparedVariant> {
   const kernel = new Kernel();
   const ready: Promise<void>[] = [];
   const prepared = prepareStep(label, (provider, toolset) => {
@@ -103,12 +104,13 @@ export async function prepareWithKernel(label: string, plugins: readonly Plugin[
     );
     const runner = kernel.runner();
     return () => runner.step({ systemPrompt: 'You are a benchmark.', history: [] });
-  });
+  }, shape);
   await Promise.all(ready);
   return prepared;
 }
 
-function noOpHooks(): StepHooks {
+/** A hooks object whose six hooks do nothing. */
+export function noOpHooks(): StepHooks {
   return {
     onStepStart() {},
     onPart() {},

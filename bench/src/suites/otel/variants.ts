@@ -9,10 +9,8 @@ import { otelPlugin } from '@kosong/plugin-otel';
 import { BasicTracerProvider, BatchSpanProcessor, type ReadableSpan, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { PreparedVariant } from '../../harness.js';
 import { prepareWithKernel } from '../kernel/variants.js';
-import { TOOL_CALLS } from '../step/workload.js';
-
-/** Spans of one step: its `chat` span and one `execute_tool` span per call. */
-const SPANS_PER_STEP = 1 + TOOL_CALLS;
+import { STEP_RESPONSE, type ResponseShape } from '../step/workload.js';
+import { repeated } from '../../repeated.js';
 
 /** An exporter that drops every batch at once. */
 class NoopSpanExporter implements SpanExporter {
@@ -48,18 +46,23 @@ export function prepareRunnerWithOtelContent(): Promise<PreparedVariant> {
   return prepareTraced('runner+otel+content', true);
 }
 
-async function prepareTraced(label: string, captureContent: boolean): Promise<PreparedVariant> {
+/**
+ * `steps` steps of a response of `shape` (default: one of the step suite's) through
+ * `kernel.runner().step()` with the otel plugin; checks that each step ended its spans.
+ */
+export async function prepareTraced(label: string, captureContent: boolean, shape: ResponseShape = STEP_RESPONSE, steps = 1): Promise<PreparedVariant> {
   const counter = new EndedSpanCounter();
   const tracerProvider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(new NoopSpanExporter()), counter] });
-  const prepared = await prepareWithKernel(label, [otelPlugin({ tracerProvider, captureContent })]);
+  const prepared = repeated(await prepareWithKernel(label, [otelPlugin({ tracerProvider, captureContent })], shape), steps);
+  const spans = steps * (1 + shape.toolCalls);
   return {
     async run() {
       counter.ended = 0;
       return prepared.run();
     },
-    verify(output) {
+    verify(output: unknown[]) {
       prepared.verify(output);
-      if (counter.ended !== SPANS_PER_STEP) throw new Error(`${label}: ${counter.ended} spans ended, expected ${SPANS_PER_STEP}`);
+      if (counter.ended !== spans) throw new Error(`${label}: ${counter.ended} spans ended, expected ${spans}`);
     },
   };
 }

@@ -5,7 +5,7 @@
  */
 import { MockChatProvider } from '@kosong/provider-echo';
 import type { PreparedVariant } from '../../harness.js';
-import { argumentFragments, kosongParts, TEXT_DELTAS, TOOL_CALLS } from './workload.js';
+import { partCount, responseParts, STEP_RESPONSE, type ResponseShape } from './workload.js';
 
 interface Counts {
   readonly parts: number;
@@ -14,8 +14,14 @@ interface Counts {
 }
 
 export function prepare(): PreparedVariant<Counts> {
-  const provider = new MockChatProvider(kosongParts());
-  const expectedParts = TEXT_DELTAS + TOOL_CALLS * (1 + argumentFragments(0).length);
+  return prepareBare(STEP_RESPONSE);
+}
+
+/** The floor for a response of this shape. */
+export function prepareBare(shape: ResponseShape): PreparedVariant<Counts> {
+  const provider = new MockChatProvider(responseParts(shape));
+  const expectedParts = partCount(shape);
+  const { textDeltas, toolCalls: calls } = shape;
   return {
     async run() {
       const stream = await provider.generate('', [], []);
@@ -30,8 +36,8 @@ export function prepare(): PreparedVariant<Counts> {
       return { parts, text, toolCalls };
     },
     verify(counts) {
-      if (counts.parts !== expectedParts || counts.text !== TEXT_DELTAS || counts.toolCalls !== TOOL_CALLS) {
-        throw new Error(`bare: expected ${expectedParts} parts, ${TEXT_DELTAS} text, ${TOOL_CALLS} calls; got ${JSON.stringify(counts)}`);
+      if (counts.parts !== expectedParts || counts.text !== textDeltas || counts.toolCalls !== calls) {
+        throw new Error(`bare: expected ${expectedParts} parts, ${textDeltas} text, ${calls} calls; got ${JSON.stringify(counts)}`);
       }
     },
   };

@@ -17,7 +17,7 @@ import {
 } from '@kosong/core';
 import { MockChatProvider } from '@kosong/provider-echo';
 import type { PreparedVariant } from '../../harness.js';
-import { callArguments, callId, kosongParts, TEXT_LENGTH, TOOL_CALLS, TOOL_NAME, TOOL_OUTPUT, toolParameters } from './workload.js';
+import { callArguments, callId, DELTA, responseParts, STEP_RESPONSE, TOOL_NAME, TOOL_OUTPUT, toolParameters, type ResponseShape } from './workload.js';
 
 interface Output {
   readonly result: StepResult;
@@ -34,11 +34,14 @@ export function prepare(): PreparedVariant<Output> {
 }
 
 /**
- * The workload through any way of running a kosong step, then `await result.toolResults()`,
- * verified the same way (text, calls, results in call order). `label` names the variant in errors.
+ * The workload (by default the step suite's response) through any way of running a kosong step, then
+ * `await result.toolResults()`, verified the same way (text, calls, results in call order). `label`
+ * names the variant in errors.
  */
-export function prepareStep(label: string, start: StepStarter): PreparedVariant<Output> {
-  const provider = new MockChatProvider(kosongParts(), { finishReason: 'tool_calls' });
+export function prepareStep(label: string, start: StepStarter, shape: ResponseShape = STEP_RESPONSE): PreparedVariant<Output> {
+  const provider = new MockChatProvider(responseParts(shape), { finishReason: shape.toolCalls > 0 ? 'tool_calls' : 'stop' });
+  const textLength = shape.textDeltas * DELTA.length;
+  const calls = shape.toolCalls;
   let executed = 0;
   const toolset: Toolset = {
     tools: [{ name: TOOL_NAME, description: 'Does nothing.', parameters: toolParameters() }],
@@ -58,11 +61,11 @@ export function prepareStep(label: string, start: StepStarter): PreparedVariant<
       return { result, toolResults, executed };
     },
     verify({ result, toolResults, executed: ran }) {
-      const textLength = extractText(result.message).length;
-      if (textLength !== TEXT_LENGTH) throw new Error(`${label}: text length ${textLength}, expected ${TEXT_LENGTH}`);
-      if (ran !== TOOL_CALLS) throw new Error(`${label}: ${ran} tools executed, expected ${TOOL_CALLS}`);
-      if (result.toolCalls.length !== TOOL_CALLS || toolResults.length !== TOOL_CALLS) {
-        throw new Error(`${label}: ${result.toolCalls.length} calls and ${toolResults.length} results, expected ${TOOL_CALLS}`);
+      const length = extractText(result.message).length;
+      if (length !== textLength) throw new Error(`${label}: text length ${length}, expected ${textLength}`);
+      if (ran !== calls) throw new Error(`${label}: ${ran} tools executed, expected ${calls}`);
+      if (result.toolCalls.length !== calls || toolResults.length !== calls) {
+        throw new Error(`${label}: ${result.toolCalls.length} calls and ${toolResults.length} results, expected ${calls}`);
       }
       toolResults.forEach((toolResult, i) => {
         const call = result.toolCalls[i]!;

@@ -1,0 +1,38 @@
+/**
+ * `@kosong/core/runtime`: the step runtime without the kernel — the message model, the provider and
+ * tool contracts, `generate`, `step`, `StepResult` and the hooks. It loads neither inversify nor zod
+ * (zod is loaded when a message is first read from JSON), so a process that only runs steps starts
+ * about as fast as Node itself. The package root (`@kosong/core`) exports all of this too, plus the
+ * kernel and the agent loop.
+ *
+ * @packageDocumentation
+ */
+export * from '../message/parts.js';
+export * from '../message/message.js';
+export * from '../message/merge.js';
+export * from '../message/freeze.js';
+export * from '../message/json.js';
+
+export * from '../provider/chat-provider.js';
+export * from '../provider/token-usage.js';
+export * from '../provider/errors.js';
+export { IdleTimer } from '../provider/idle-timer.js';
+export { errorChainMessages, retryAfterSeconds, transportFailureKind } from '../provider/transport-failures.js';
+export * from '../provider/generation-options.js';
+export * from '../provider/generation-option-errors.js';
+export * from '../provider/secret-scrubbing.js';
+export { errorMarker, hasErrorMarker, markError } from '../error-marker.js';
+
+export * from '../tooling/tool.js';
+export * from '../tooling/tool-result.js';
+export * from '../tooling/tool-errors.js';
+export * from '../tooling/toolset.js';
+export * from '../tooling/arguments.js';
+
+export { generate, type GenerateOptions, type GenerateResult } from './generate.js';
+export { step, type StepOptions, type ToolDispatchMode } from './step.js';
+export { StepResult } from './step-result.js';
+export { abortableDelay } from './abort.js';
+export * from './step-hooks.js';
+export { writeHookErrorToStderr, type HookErrorHandler, type HookErrorReport, type HookFailureKind } from './hook-guard.js';
+export { DEFAULT_CLEANUP_TIMEOUT_MS, DEFAULT_HOOK_TIMEOUT_MS, DEFAULT_MAX_HOOK_FAILURES } from './defaults.js';

@@ -1,0 +1,85 @@
+/**
+ * `@kosong/core/runtime`: the step runtime without the kernel, for processes that must start fast. It
+ * loads neither inversify nor zod; the package root loads zod only when a message is read from JSON.
+ * Module loading is watched in fresh processes, through a module-loading hook.
+ */
+import { expect } from 'chai';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import * as root from '../index.js';
+import * as runtime from '../runtime/index.js';
+
+const run = promisify(execFile);
+const CORE_DIR = new URL('../../', import.meta.url);
+
+/**
+ * The packages (by name) whose modules a fresh process loaded while running `code` (an ES module in
+ * core's directory): imported ones, seen by a module-loading hook, and required ones, in the require
+ * cache at exit.
+ */
+async function packagesLoadedBy(code: string): Promise<{ packages: Set<string>; stdout: string }> {
+  const dir = mkdtempSync(join(tmpdir(), 'kosong-runtime-entry-'));
+  try {
+    const hooks = join(dir, 'hooks.mjs');
+    writeFileSync(hooks, "export async function load(url, context, next) { if (url.startsWith('file:')) process.stderr.write('LOADED ' + url + '\\n'); return next(url, context); }\n");
+    const register = join(dir, 'register.mjs');
+    // Modules loaded with require (CommonJS, or an ES module through require(esm)) are in the require cache at exit.
+    writeFileSync(
+      register,
+      `import { createRequire, register } from 'node:module'; register(${JSON.stringify(pathToFileURL(hooks).href)});\n` +
+        "const cache = createRequire(import.meta.url).cache; process.on('exit', () => { for (const file of Object.keys(cache)) process.stderr.write('LOADED ' + file + '\\n'); });\n",
+    );
+    const { stdout, stderr } = await run(process.execPath, ['--import', pathToFileURL(register).href, '--input-type=module', '-e', code], { cwd: CORE_DIR });
+    const packages = new Set(
+      stderr
+        .split('\n')
+        .filter((line) => line.startsWith('LOADED '))
+        .flatMap((line) => {
+          const match = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(line);
+          return match ? [match[1]!] : [];
+        }),
+    );
+    return { packages, stdout };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe('@kosong/core/runtime', () => {
+  it('exports the very same step runtime as the package root', () => {
+    const names = Object.keys(runtime);
+    expect(names).to.include.members(['step', 'generate', 'StepResult', 'textPart', 'toolOk', 'ChatProviderError', 'messageFromJSON', 'parseToolArguments']);
+    for (const name of names) expect((root as Record<string, unknown>)[name], name).to.equal((runtime as Record<string, unknown>)[name]);
+    expect(names).to.not.include('Kernel');
+  });
+
+  it('runs a step in a process that loads neither inversify nor zod', async function () {
+    this.timeout(30_000);
+    const { packages, stdout } = await packagesLoadedBy(
+      "import { step, textPart } from '@kosong/core/runtime';" +
+        "const provider = { name: 'p', modelName: 'm', thinkingEffort: undefined, generation: {}, withThinking() { return this; }, withGeneration() { return this; }," +
+        " async generate() { return { id: 'x', usage: undefined, async *[Symbol.asyncIterator]() { yield textPart('hi'); } }; } };" +
+        "const result = await step({ provider, systemPrompt: '', toolset: { tools: [], handle() { throw new Error('no'); } }, history: [] });" +
+        'console.log(result.message.content[0].text);',
+    );
+    expect(stdout.trim()).to.equal('hi');
+    expect([...packages].filter((name) => /inversify|zod|reflect-metadata/.test(name))).to.deep.equal([]);
+  });
+
+  it('the root loads zod when the first message is read from JSON, not before', async function () {
+    this.timeout(30_000);
+    const before = await packagesLoadedBy("import '@kosong/core';");
+    expect(before.packages.has('zod')).to.equal(false);
+    const after = await packagesLoadedBy(
+      "import { messageFromJSON, MessageValidationError } from '@kosong/core';" +
+        "console.log(JSON.stringify(messageFromJSON({ role: 'user', content: 'hi' })));" +
+        "try { messageFromJSON({ role: 'nobody', content: [] }); } catch (e) { console.log(e instanceof MessageValidationError, e.path); }",
+    );
+    expect(after.stdout.trim().split('\n')).to.deep.equal(['{"role":"user","content":[{"type":"text","text":"hi"}]}', 'true $.role']);
+    expect(after.packages.has('zod')).to.equal(true);
+  });
+});
