@@ -7,7 +7,8 @@
  *
  * @module
  */
-import { z } from 'zod';
+import type * as Zod from 'zod';
+import { lazyZod } from '../lazy-zod.js';
 import { messageFromJSON, messageToJSON } from '../message/json.js';
 import type { ContentPart, JsonObject, JsonValue } from '../message/parts.js';
 import type { FinishReason } from '../provider/chat-provider.js';
@@ -24,35 +25,46 @@ export const STEP_RESUMED_ROLE = '_step_resumed';
 const FINISH_REASONS = ['stop', 'tool_calls', 'length', 'content_filter', 'other'] as const satisfies readonly FinishReason[];
 const _allFinishReasons: [Exclude<FinishReason, (typeof FINISH_REASONS)[number]>] extends [never] ? true : false = true;
 
-const count = z.number().int().nonnegative();
-const usageSchema = z.object({ input_other: count, output: count, input_cache_read: count, input_cache_creation: count });
-/** A JSON object as parsed (kept as it is: rebuilding it would drop or apply `__proto__` keys). */
-const jsonObject = z.custom<JsonObject>((value) => typeof value === 'object' && value !== null && !Array.isArray(value), 'expected an object');
-const displaySchema = z.array(z.custom<DisplayBlock>((value) => typeof value === 'object' && value !== null && typeof (value as { type?: unknown }).type === 'string', 'expected a display block'));
-const resultSchema = z.object({
-  tool_call_id: z.string(),
-  return_value: z.object({
-    is_error: z.boolean(),
-    output: z.union([z.string(), z.array(z.unknown())]),
-    message: z.string(),
-    display: displaySchema,
-    extras: jsonObject.optional(),
-  }),
-});
-const recordSchema = z.object({
-  role: z.literal(PENDING_STEP_ROLE),
-  token_count: count,
-  step_id: z.string().min(1),
-  step: z.number().int().positive(),
-  message: z.unknown(),
-  results: z.array(resultSchema.nullable()),
-  usage: usageSchema.nullable(),
-  turn_usage: usageSchema,
-  message_id: z.string().nullable(),
-  finish_reason: z.enum(FINISH_REASONS).nullable(),
-  deferred_at: z.number().finite(),
-  expires_at: z.number().finite().nullable(),
-});
+/** Builds the reading schema of a record with `zod` (loaded when the first record is read). */
+function buildRecordSchema(z: typeof Zod.z) {
+  const count = z.number().int().nonnegative();
+  const usageSchema = z.object({ input_other: count, output: count, input_cache_read: count, input_cache_creation: count });
+  /** A JSON object as parsed (kept as it is: rebuilding it would drop or apply `__proto__` keys). */
+  const jsonObject = z.custom<JsonObject>((value) => typeof value === 'object' && value !== null && !Array.isArray(value), 'expected an object');
+  const displaySchema = z.array(z.custom<DisplayBlock>((value) => typeof value === 'object' && value !== null && typeof (value as { type?: unknown }).type === 'string', 'expected a display block'));
+  const resultSchema = z.object({
+    tool_call_id: z.string(),
+    return_value: z.object({
+      is_error: z.boolean(),
+      output: z.union([z.string(), z.array(z.unknown())]),
+      message: z.string(),
+      display: displaySchema,
+      extras: jsonObject.optional(),
+    }),
+  });
+  const recordSchema = z.object({
+    role: z.literal(PENDING_STEP_ROLE),
+    token_count: count,
+    step_id: z.string().min(1),
+    step: z.number().int().positive(),
+    message: z.unknown(),
+    results: z.array(resultSchema.nullable()),
+    usage: usageSchema.nullable(),
+    turn_usage: usageSchema,
+    message_id: z.string().nullable(),
+    finish_reason: z.enum(FINISH_REASONS).nullable(),
+    deferred_at: z.number().finite(),
+    expires_at: z.number().finite().nullable(),
+  });
+  return recordSchema;
+}
+
+type RecordSchema = ReturnType<typeof buildRecordSchema>;
+type WireRecord = Zod.output<RecordSchema>;
+type WireResult = NonNullable<WireRecord['results'][number]>;
+type WireUsage = WireRecord['turn_usage'];
+
+let recordSchema: RecordSchema | undefined;
 
 /** The wire form of a pending step, with the history's token count (for readers that know only that). */
 export function pendingStepToJSON(pending: PendingStep, tokenCount: number): JsonObject {
@@ -79,7 +91,7 @@ export function pendingStepToJSON(pending: PendingStep, tokenCount: number): Jso
  * @throws Error naming the first problem.
  */
 export function pendingStepFromJSON(value: unknown): PendingStep {
-  const parsed = recordSchema.safeParse(value);
+  const parsed = (recordSchema ??= buildRecordSchema(lazyZod())).safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     throw new Error(`invalid pending step at $.${issue.path.join('.')}: ${issue.message}`, { cause: parsed.error });
@@ -139,7 +151,7 @@ function resultToJSON(result: ToolResult): JsonObject {
   return { tool_call_id: result.toolCallId, return_value: returnValue };
 }
 
-function resultFromJSON(wire: z.output<typeof resultSchema>, index: number): ToolResult {
+function resultFromJSON(wire: WireResult, index: number): ToolResult {
   const { is_error, output, message, display, extras } = wire.return_value;
   let parts: string | readonly ContentPart[];
   try {
@@ -161,6 +173,6 @@ function usageToJSON(usage: TokenUsage): JsonObject {
   return { input_other: usage.inputOther, output: usage.output, input_cache_read: usage.inputCacheRead, input_cache_creation: usage.inputCacheCreation };
 }
 
-function usageFromJSON(wire: z.output<typeof usageSchema>): TokenUsage {
+function usageFromJSON(wire: WireUsage): TokenUsage {
   return { inputOther: wire.input_other, output: wire.output, inputCacheRead: wire.input_cache_read, inputCacheCreation: wire.input_cache_creation };
 }

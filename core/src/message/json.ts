@@ -13,10 +13,9 @@
  *
  * @module
  */
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
 import type * as zod from 'zod';
 import type { z } from 'zod';
+import { lazyZod } from '../lazy-zod.js';
 
 import type { Message, Role } from './message.js';
 import type { ContentPart, ContentPartType, JsonObject, JsonValue, MediaURL, ToolCall } from './parts.js';
@@ -199,13 +198,9 @@ type MessageSchema = ReturnType<typeof buildMessageSchema>;
 
 let messageSchema: MessageSchema | undefined;
 
-/** The reading schema, built on first use (loading zod: the package's ES module build, as `import` would). */
+/** The reading schema, built on first use (loading zod). */
 function readingSchema(): MessageSchema {
-  if (messageSchema === undefined) {
-    const loaded = createRequire(import.meta.url)(fileURLToPath(import.meta.resolve('zod'))) as typeof zod;
-    messageSchema = buildMessageSchema(loaded.z);
-  }
-  return messageSchema;
+  return (messageSchema ??= buildMessageSchema(lazyZod()));
 }
 
 /**

@@ -28,9 +28,11 @@ export * from '../tooling/tool-result.js';
 export * from '../tooling/tool-errors.js';
 export * from '../tooling/toolset.js';
 export * from '../tooling/arguments.js';
+export * from '../tooling/approval.js';
+export * from '../tooling/require-approval.js';
 
 export { generate, type GenerateOptions, type GenerateResult } from './generate.js';
-export { step, type StepOptions, type ToolDispatchMode } from './step.js';
+export { step, type StepOptions, type StepResumption, type ToolDispatchMode } from './step.js';
 export { StepResult } from './step-result.js';
 export { abortableDelay } from './abort.js';
 export * from './step-hooks.js';
