@@ -9,7 +9,7 @@
  *
  * @module
  */
-import type { ContentPart, FinishReason, Message, ToolCall, ToolReturnValue } from '@kosong/core';
+import type { ContentPart, FinishReason, Message, Tool, ToolCall, ToolReturnValue } from '@kosong/core';
 import { genAiFinishReason } from './conventions.js';
 
 /** Ends every string the cap cut short. */
@@ -71,6 +71,39 @@ export function toolArgumentsText(call: ToolCall, maxLength: number): string | u
 export function toolOutputText(value: ToolReturnValue, maxLength: number): string {
   const budget = new ContentBudget(maxLength);
   return typeof value.output === 'string' ? budget.take(value.output) : JSON.stringify(value.output.map((part) => contentPart(part, budget)));
+}
+
+/** `gen_ai.system_instructions`: the system prompt as one text part, capped. */
+export function systemInstructionsJson(systemPrompt: string, maxLength: number): string {
+  return JSON.stringify([{ type: 'text', content: new ContentBudget(maxLength).take(systemPrompt) }]);
+}
+
+/**
+ * `gen_ai.tool.definitions`: the tools as `{type: 'function', name, description, parameters}`. The
+ * cap counts descriptions and the parameters' JSON: a description is cut like any content, and a
+ * tool whose parameters no longer fit goes without them.
+ */
+export function toolDefinitionsJson(tools: readonly Tool[], maxLength: number): string {
+  const budget = new ContentBudget(maxLength);
+  return JSON.stringify(
+    tools.map((tool) => {
+      const definition: Record<string, unknown> = { type: 'function', name: tool.name, description: budget.take(tool.description) };
+      const parameters = safeJson(tool.parameters);
+      if (parameters !== undefined && budget.fits(parameters)) {
+        budget.take(parameters);
+        definition['parameters'] = tool.parameters;
+      }
+      return definition;
+    }),
+  );
+}
+
+function safeJson(value: unknown): string | undefined {
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return undefined;
+  }
 }
 
 /** A capped text (e.g. a tool error's message). */

@@ -20,12 +20,26 @@ export const GEN_AI_SCHEMA_URL = `https://opentelemetry.io/schemas/${GEN_AI_CONV
 
 // ── GenAI attributes ────────────────────────────────────────────────────────────────────────────
 
-/** The operation: {@link GEN_AI_OPERATION_CHAT} or {@link GEN_AI_OPERATION_EXECUTE_TOOL}. Required. */
+/** The operation: {@link GEN_AI_OPERATION_CHAT}, {@link GEN_AI_OPERATION_EXECUTE_TOOL} or {@link GEN_AI_OPERATION_INVOKE_AGENT}. Required. */
 export const ATTR_GEN_AI_OPERATION_NAME = 'gen_ai.operation.name';
 /** The provider's name as the `ChatProvider` reports it (`openai`, `kimi`, `mock`…). Required. */
 export const ATTR_GEN_AI_PROVIDER_NAME = 'gen_ai.provider.name';
 /** The model the request was made to. */
 export const ATTR_GEN_AI_REQUEST_MODEL = 'gen_ai.request.model';
+/** The agent's name (`AgentOptions.name`), on an `invoke_agent` span. */
+export const ATTR_GEN_AI_AGENT_NAME = 'gen_ai.agent.name';
+/** The request's cap on output tokens (the neutral generation option `maxOutputTokens`). */
+export const ATTR_GEN_AI_REQUEST_MAX_TOKENS = 'gen_ai.request.max_tokens';
+/** The request's sampling temperature. */
+export const ATTR_GEN_AI_REQUEST_TEMPERATURE = 'gen_ai.request.temperature';
+/** The request's nucleus sampling. */
+export const ATTR_GEN_AI_REQUEST_TOP_P = 'gen_ai.request.top_p';
+/** The request's stop sequences. */
+export const ATTR_GEN_AI_REQUEST_STOP_SEQUENCES = 'gen_ai.request.stop_sequences';
+/** The request's seed. */
+export const ATTR_GEN_AI_REQUEST_SEED = 'gen_ai.request.seed';
+/** The content type the request asked for: {@link GEN_AI_OUTPUT_TYPE_JSON} when it asked for structured output. */
+export const ATTR_GEN_AI_OUTPUT_TYPE = 'gen_ai.output.type';
 /** The provider's id of the response message. */
 export const ATTR_GEN_AI_RESPONSE_ID = 'gen_ai.response.id';
 /** Why the model stopped, as a one-element array (see {@link genAiFinishReason}). */
@@ -54,6 +68,10 @@ export const ATTR_GEN_AI_TOKEN_TYPE = 'gen_ai.token.type';
 export const ATTR_GEN_AI_INPUT_MESSAGES = 'gen_ai.input.messages';
 /** The model's message, in the conventions' output-messages JSON schema. Opt-in. */
 export const ATTR_GEN_AI_OUTPUT_MESSAGES = 'gen_ai.output.messages';
+/** The system prompt, as the conventions' system-instructions JSON (`[{type: 'text', content}]`). Opt-in. */
+export const ATTR_GEN_AI_SYSTEM_INSTRUCTIONS = 'gen_ai.system_instructions';
+/** The tools offered to the model, as the conventions' tool-definitions JSON. Opt-in. */
+export const ATTR_GEN_AI_TOOL_DEFINITIONS = 'gen_ai.tool.definitions';
 /** The arguments of a tool call (the model's JSON text). Opt-in. */
 export const ATTR_GEN_AI_TOOL_CALL_ARGUMENTS = 'gen_ai.tool.call.arguments';
 /** The output of a tool call that succeeded. Opt-in. */
@@ -72,6 +90,12 @@ export const ATTR_HTTP_RESPONSE_STATUS_CODE = 'http.response.status_code';
 export const ATTR_KOSONG_TENANT_ID = 'kosong.tenant.id';
 /** The step's id, as in every hook event and hook-error report (correlates spans with logs). */
 export const ATTR_KOSONG_STEP_ID = 'kosong.step.id';
+/** The agent turn's id, on its `invoke_agent` span. */
+export const ATTR_KOSONG_TURN_ID = 'kosong.turn.id';
+/** On an `invoke_agent` span: how many steps the turn took. */
+export const ATTR_KOSONG_TURN_STEPS = 'kosong.turn.steps';
+/** On an `invoke_agent` span: why the turn ended (`no_tool_calls`, `max_steps`, `approval_required`). */
+export const ATTR_KOSONG_TURN_STOP_REASON = 'kosong.turn.stop_reason';
 /** Set to `true` on a step span when running tools had to be aborted (failure, abort or cancel). */
 export const ATTR_KOSONG_STEP_CANCELLED = 'kosong.step.cancelled';
 /** On a step span: how many tool calls were still running past the cleanup deadline. */
@@ -87,6 +111,10 @@ export const ATTR_KOSONG_TOOL_CALL_EXECUTED = 'kosong.tool.call.executed';
 export const GEN_AI_OPERATION_CHAT = 'chat';
 /** `gen_ai.operation.name` of a tool span. */
 export const GEN_AI_OPERATION_EXECUTE_TOOL = 'execute_tool';
+/** `gen_ai.operation.name` of an agent turn's span. */
+export const GEN_AI_OPERATION_INVOKE_AGENT = 'invoke_agent';
+/** `gen_ai.output.type` of a request that asked for structured (JSON) output. */
+export const GEN_AI_OUTPUT_TYPE_JSON = 'json';
 /** `gen_ai.tool.type` of every tool span. */
 export const GEN_AI_TOOL_TYPE_FUNCTION = 'function';
 /** `gen_ai.token.type` of input tokens. */

@@ -6,27 +6,46 @@ import {
   optional,
   preDestroy,
   type CleanupEvent,
+  type ContextScope,
   type StepEndEvent,
   type StepEventContext,
   type StepHooks,
   type StepStartEvent,
   type ToolCall,
   type ToolCallEvent,
+  type TokenUsage,
   type ToolResultEvent,
+  type TurnScope,
 } from '@kosong/core';
-import { SpanKind, SpanStatusCode, context, diag, metrics, trace, type Attributes, type Exception, type Tracer } from '@opentelemetry/api';
-import { cappedText, inputMessagesJson, outputMessagesJson, toolArgumentsText, toolOutputText } from './content.js';
+import { SpanKind, SpanStatusCode, context, diag, metrics, trace, type Attributes, type Exception, type Span, type Tracer } from '@opentelemetry/api';
+import {
+  cappedText,
+  inputMessagesJson,
+  outputMessagesJson,
+  systemInstructionsJson,
+  toolArgumentsText,
+  toolDefinitionsJson,
+  toolOutputText,
+} from './content.js';
 import {
   ATTR_ERROR_TYPE,
+  ATTR_GEN_AI_AGENT_NAME,
   ATTR_GEN_AI_INPUT_MESSAGES,
   ATTR_GEN_AI_OPERATION_NAME,
   ATTR_GEN_AI_OUTPUT_MESSAGES,
   ATTR_GEN_AI_PROVIDER_NAME,
+  ATTR_GEN_AI_REQUEST_MAX_TOKENS,
   ATTR_GEN_AI_REQUEST_MODEL,
+  ATTR_GEN_AI_REQUEST_SEED,
+  ATTR_GEN_AI_REQUEST_STOP_SEQUENCES,
+  ATTR_GEN_AI_REQUEST_TEMPERATURE,
+  ATTR_GEN_AI_REQUEST_TOP_P,
   ATTR_GEN_AI_RESPONSE_FINISH_REASONS,
   ATTR_GEN_AI_RESPONSE_ID,
   ATTR_GEN_AI_TOOL_CALL_ARGUMENTS,
+  ATTR_GEN_AI_SYSTEM_INSTRUCTIONS,
   ATTR_GEN_AI_TOOL_CALL_RESULT,
+  ATTR_GEN_AI_TOOL_DEFINITIONS,
   ATTR_GEN_AI_TOOL_NAME,
   ATTR_GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS,
   ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS,
@@ -37,12 +56,16 @@ import {
   ATTR_KOSONG_STEP_ID,
   ATTR_KOSONG_STEP_LEAKED_TOOL_CALLS,
   ATTR_KOSONG_TENANT_ID,
+  ATTR_KOSONG_TURN_ID,
+  ATTR_KOSONG_TURN_STEPS,
+  ATTR_KOSONG_TURN_STOP_REASON,
   ERROR_TYPE_LEAKED,
   ERROR_TYPE_NO_RESULT,
   ERROR_TYPE_NOT_EXECUTED,
   ERROR_TYPE_TOOL_ERROR,
   GEN_AI_OPERATION_CHAT,
   GEN_AI_OPERATION_EXECUTE_TOOL,
+  GEN_AI_OPERATION_INVOKE_AGENT,
   GEN_AI_SCHEMA_URL,
   genAiFinishReason,
 } from './conventions.js';
@@ -72,6 +95,8 @@ import { StepTrace, endToolSpan } from './step-trace.js';
 @injectable()
 export class OtelStepHooks implements StepHooks {
   readonly #steps = new Map<string, StepTrace>();
+  /** `invoke_agent` spans of turns still running. */
+  readonly #turns = new Set<Span>();
   readonly #tracer: Tracer;
   readonly #instruments: GenAiInstruments;
   readonly #captureContent: boolean;
@@ -110,11 +135,40 @@ export class OtelStepHooks implements StepHooks {
       [ATTR_KOSONG_STEP_ID]: event.stepId,
     };
     if (event.tenant !== undefined) attributes[ATTR_KOSONG_TENANT_ID] = event.tenant;
+    addRequestAttributes(attributes, event);
     const parent = context.active();
     const span = this.#tracer.startSpan(spanName(GEN_AI_OPERATION_CHAT, event.model), { kind: SpanKind.CLIENT, attributes }, parent);
     this.#steps.set(event.stepId, new StepTrace(span, parent, event.tenant));
     if (this.#captureContent && span.isRecording()) {
-      span.setAttribute(ATTR_GEN_AI_INPUT_MESSAGES, inputMessagesJson(event.history, this.#contentMaxLength));
+      const max = this.#contentMaxLength;
+      span.setAttribute(ATTR_GEN_AI_INPUT_MESSAGES, inputMessagesJson(event.history, max));
+      if (event.systemPrompt) span.setAttribute(ATTR_GEN_AI_SYSTEM_INSTRUCTIONS, systemInstructionsJson(event.systemPrompt, max));
+      if (event.tools && event.tools.length > 0) span.setAttribute(ATTR_GEN_AI_TOOL_DEFINITIONS, toolDefinitionsJson(event.tools, max));
+    }
+  }
+
+  /**
+   * Makes this plugin's span the active context while the runtime runs a piece of work: the step's
+   * `chat` span around its provider call (so the HTTP request of an instrumented client nests under
+   * it), a call's `execute_tool` span around the tool (so what the tool does nests under it), and a
+   * new `invoke_agent` span around an agent turn (so its steps nest under it). Needs a context
+   * manager (the SDK's Node setup registers one); without one the work just runs.
+   */
+  runInContext<T>(scope: ContextScope, run: () => T): T {
+    switch (scope.kind) {
+      case 'request': {
+        const step = this.#steps.get(scope.stepId);
+        return step ? context.with(step.context, run) : run();
+      }
+      case 'tool': {
+        const step = this.#steps.get(scope.stepId);
+        const tool = step?.tools.get(scope.index);
+        return step && tool ? context.with(trace.setSpan(step.context, tool.span), run) : run();
+      }
+      case 'turn':
+        return this.#turn(scope, run);
+      default:
+        return run();
     }
   }
 
@@ -173,10 +227,7 @@ export class OtelStepHooks implements StepHooks {
       });
     }
     if (errorType !== undefined) {
-      span.setAttribute(ATTR_ERROR_TYPE, errorType);
-      if (APIStatusError.isInstance(event.error)) span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, event.error.statusCode);
-      span.recordException(asException(event.error));
-      span.setStatus({ code: SpanStatusCode.ERROR, message: errorMessageOf(event.error) });
+      recordError(span, event.error);
     } else if (this.#captureContent && event.message && span.isRecording()) {
       span.setAttribute(ATTR_GEN_AI_OUTPUT_MESSAGES, outputMessagesJson(event.message, event.finishReason, this.#contentMaxLength));
     }
@@ -200,6 +251,43 @@ export class OtelStepHooks implements StepHooks {
     const steps = [...this.#steps.values()];
     this.#steps.clear();
     for (const step of steps) this.#end(step, [], false);
+    const turns = [...this.#turns];
+    this.#turns.clear();
+    for (const span of turns) endSpan(span);
+  }
+
+  /** Runs a turn inside its `invoke_agent` span (INTERNAL: the agent runs in this process), ended when the turn settles. */
+  #turn<T>(scope: TurnScope, run: () => T): T {
+    const attributes: Attributes = { [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_INVOKE_AGENT, [ATTR_KOSONG_TURN_ID]: scope.turnId };
+    if (scope.provider !== undefined) attributes[ATTR_GEN_AI_PROVIDER_NAME] = scope.provider;
+    if (scope.model !== undefined) attributes[ATTR_GEN_AI_REQUEST_MODEL] = scope.model;
+    if (scope.agent !== undefined) attributes[ATTR_GEN_AI_AGENT_NAME] = scope.agent;
+    if (scope.tenant !== undefined) attributes[ATTR_KOSONG_TENANT_ID] = scope.tenant;
+    const name = scope.agent === undefined ? GEN_AI_OPERATION_INVOKE_AGENT : `${GEN_AI_OPERATION_INVOKE_AGENT} ${scope.agent}`;
+    const span = this.#tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes }, context.active());
+    this.#turns.add(span);
+    const end = (outcome: { readonly result: unknown } | { readonly error: unknown }): void => {
+      if (!this.#turns.delete(span)) return; // ended by endAll
+      if ('error' in outcome) recordError(span, outcome.error);
+      else recordTurnResult(span, outcome.result);
+      endSpan(span);
+    };
+    let result: T;
+    try {
+      result = context.with(trace.setSpan(context.active(), span), run);
+    } catch (error) {
+      end({ error });
+      throw error;
+    }
+    if (isPromiseLike(result)) {
+      result.then(
+        (value) => end({ result: value }),
+        (error: unknown) => end({ error }),
+      );
+    } else {
+      end({ result });
+    }
+    return result;
   }
 
   #end(step: StepTrace, leaked: readonly ToolCall[], cancelled: boolean): void {
@@ -240,6 +328,58 @@ export class OtelStepHooks implements StepHooks {
 /** `{operation} {model}`, or the operation alone when the model has no name. */
 function spanName(operation: string, model: string): string {
   return model === '' ? operation : `${operation} ${model}`;
+}
+
+/**
+ * The request attributes of a step span from the generation options it asks for (the conventions'
+ * `gen_ai.request.*`), each set only when it holds a value of the right type (the options are not
+ * checked yet when the step starts).
+ */
+function addRequestAttributes(attributes: Attributes, event: StepStartEvent): void {
+  const { maxOutputTokens, temperature, topP, stopSequences, seed } = event.generation;
+  if (typeof maxOutputTokens === 'number') attributes[ATTR_GEN_AI_REQUEST_MAX_TOKENS] = maxOutputTokens;
+  if (typeof temperature === 'number') attributes[ATTR_GEN_AI_REQUEST_TEMPERATURE] = temperature;
+  if (typeof topP === 'number') attributes[ATTR_GEN_AI_REQUEST_TOP_P] = topP;
+  if (Array.isArray(stopSequences) && stopSequences.every((s) => typeof s === 'string')) attributes[ATTR_GEN_AI_REQUEST_STOP_SEQUENCES] = [...stopSequences];
+  if (typeof seed === 'number') attributes[ATTR_GEN_AI_REQUEST_SEED] = seed;
+}
+
+/** Marks a span as failed with `error`: `error.type`, an HTTP status when known, an exception event, status ERROR. */
+function recordError(span: Span, error: unknown): void {
+  span.setAttribute(ATTR_ERROR_TYPE, errorTypeOf(error));
+  if (APIStatusError.isInstance(error)) span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, error.statusCode);
+  span.recordException(asException(error));
+  span.setStatus({ code: SpanStatusCode.ERROR, message: errorMessageOf(error) });
+}
+
+/** What an agent turn's result says, on its span: steps, stop reason and the turn's token usage. */
+function recordTurnResult(span: Span, result: unknown): void {
+  if (typeof result !== 'object' || result === null) return;
+  const { steps, stopReason, usage } = result as { steps?: unknown; stopReason?: unknown; usage?: unknown };
+  if (typeof steps === 'number') span.setAttribute(ATTR_KOSONG_TURN_STEPS, steps);
+  if (typeof stopReason === 'string') span.setAttribute(ATTR_KOSONG_TURN_STOP_REASON, stopReason);
+  if (isTokenUsage(usage)) {
+    span.setAttributes({ [ATTR_GEN_AI_USAGE_INPUT_TOKENS]: inputTokens(usage), [ATTR_GEN_AI_USAGE_OUTPUT_TOKENS]: usage.output });
+  }
+}
+
+function isTokenUsage(value: unknown): value is TokenUsage {
+  if (typeof value !== 'object' || value === null) return false;
+  const usage = value as Record<string, unknown>;
+  return ['inputOther', 'output', 'inputCacheRead', 'inputCacheCreation'].every((key) => typeof usage[key] === 'number');
+}
+
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function';
+}
+
+/** Ends a span; a failing span processor must not escape into the work. */
+function endSpan(span: Span): void {
+  try {
+    span.end();
+  } catch {
+    // ended as far as the API is concerned
+  }
 }
 
 /** What `recordException` accepts: the error itself when it has a name or message, else its text. */

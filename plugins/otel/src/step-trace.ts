@@ -33,8 +33,8 @@ export class StepTrace {
   endSeen = false;
   /** Running steps that share this step id; more than one only if the application reused an id. */
   holders = 1;
-  /** The step span's context: the parent of its tool spans. */
-  private readonly context: Context;
+  /** The step span's context: the parent of its tool spans, active while its provider call runs. */
+  readonly context: Context;
 
   constructor(
     readonly span: Span,
