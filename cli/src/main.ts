@@ -4,16 +4,15 @@
  *
  * @module
  */
-import { InvalidGenerationOptionError, validateGenerationOptions } from '@kosong/core';
+import { InvalidGenerationOptionError, validateGenerationOptions } from '@kosong/core/runtime';
 import { Command, InvalidArgumentError } from 'commander';
-import { runChat } from './chat/chat.js';
 import { defaultSystemPrompt, type GlobalOptions } from './cli-options.js';
-import { describeFailure } from './cli-session.js';
 import { cliVersion } from './cli-version.js';
-import { EXIT_CODE, fail, openSession, type Session } from './open-session.js';
-import { providerCatalog } from './provider-catalog.js';
+import type { Session } from './open-session.js';
 import { terminalCapabilities } from './terminal/terminal-capabilities.js';
-import { startWorker } from './worker-command.js';
+
+// Each command loads what it needs when it runs (the kernel, the tools, the chosen provider and its
+// SDK, BullMQ for the worker): `kosong --help` loads none of it.
 
 const program = new Command()
   .name('kosong')
@@ -45,6 +44,7 @@ program
   .description('run one turn with this prompt, then exit')
   .argument('<prompt...>', 'what to ask (the words are joined with spaces)')
   .action(async (words: string[]) => {
+    const { EXIT_CODE, openSession } = await import('./open-session.js');
     const { session } = await openSession(program.opts<GlobalOptions>(), terminalCapabilities(process.stdout, undefined, process.env));
     const stop = onInterrupt(session);
     const outcome = await session.turn(words.join(' '));
@@ -59,7 +59,7 @@ program
     'an interactive session (the default): one turn per message; a line ending with \\ continues, a paste is one message; ' +
       '/help, /exit; Ctrl-C stops the turn or clears the line, Ctrl-C twice or Ctrl-D exits',
   )
-  .action(() => runChat(program.opts<GlobalOptions>()));
+  .action(async () => (await import('./chat/chat.js')).runChat(program.opts<GlobalOptions>()));
 
 program
   .command('worker')
@@ -67,10 +67,10 @@ program
   .option('--concurrency <n>', 'turns run at once', positiveInteger, 4)
   .action(async (commandOptions: { concurrency: number }) => {
     const options = program.opts<GlobalOptions>();
+    const fail: (message: string) => never = (await import('./open-session.js')).fail;
     if (options.redis === undefined) fail('kosong worker needs --redis <url>');
-    const catalog = await providerCatalog();
-    const provider = catalog.find((entry) => entry.name === options.provider);
-    if (!provider) fail(`unknown provider "${options.provider}"; available: ${catalog.map((e) => e.name).join(', ')}`);
+    const provider = await (await import('./provider-catalog.js')).chosenProvider(options.provider, fail);
+    const [{ startWorker }, { describeFailure }] = await Promise.all([import('./worker-command.js'), import('./cli-session.js')]);
     let worker: Awaited<ReturnType<typeof startWorker>>;
     process.stdout.write(`kosong worker: connecting to ${options.redis} (it waits for Redis to be reachable)\n`);
     try {
@@ -103,7 +103,7 @@ program
   .command('providers')
   .description('list the providers that can be chosen with --provider')
   .action(async () => {
-    const catalog = await providerCatalog();
+    const catalog = await (await import('./provider-catalog.js')).providerCatalog();
     const width = Math.max(12, ...catalog.map((entry) => entry.name.length));
     for (const entry of catalog) process.stdout.write(`${entry.name.padEnd(width)} ${entry.description}\n`);
   });
@@ -118,7 +118,7 @@ program.action(async () => {
       exitCode: 2,
     });
   }
-  await runChat(program.opts<GlobalOptions>());
+  await (await import('./chat/chat.js')).runChat(program.opts<GlobalOptions>());
 });
 
 /**

@@ -1,8 +1,8 @@
 import type { GenerationOptions } from '@kosong/core';
 import { CliSession, describeFailure, type TurnOutcome } from './cli-session.js';
 import { defaultSystemPrompt, providerEnvironment, ProviderOptionError, type GlobalOptions } from './cli-options.js';
-import { providerCatalog } from './provider-catalog.js';
-import { RemoteCliSession } from './remote-session.js';
+import { chosenProvider } from './provider-catalog.js';
+import type { RemoteCliSession } from './remote-session.js';
 import { JsonRenderer } from './render/json-renderer.js';
 import type { Renderer } from './render/renderer.js';
 import { TerminalRenderer } from './render/terminal-renderer.js';
@@ -28,12 +28,11 @@ export async function openSession(options: GlobalOptions, terminal: TerminalCapa
       fail('--model, --max-tokens and --temperature are not supported with --redis yet');
     }
     // The turns run on `kosong worker` processes, with their provider, tools and (unless --system) system prompt.
+    const { RemoteCliSession } = await import('./remote-session.js'); // BullMQ and Redis: loaded only for --redis
     const session = new RemoteCliSession({ redis: options.redis, renderer, systemPrompt: options.system, maxSteps: options.maxSteps, session: options.session });
     return { session, renderer };
   }
-  const catalog = await providerCatalog();
-  const provider = catalog.find((entry) => entry.name === options.provider);
-  if (!provider) fail(`unknown provider "${options.provider}"; available: ${catalog.map((e) => e.name).join(', ')}`);
+  const provider = await chosenProvider(options.provider, fail);
   try {
     const session = await CliSession.open({
       provider,

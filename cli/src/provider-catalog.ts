@@ -1,40 +1,109 @@
 import type { ProviderPluginFactory } from '@kosong/core';
-import { readdir } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { demoPlugin } from './demo.js';
 
-const demo: ProviderPluginFactory = {
+/** A provider the CLI offers: its name and description at once, its plugin factory when chosen. */
+export interface ProviderEntry {
+  readonly name: string;
+  readonly description: string;
+  /** Loads the provider's package (its SDK with it) and returns its factory. */
+  load(): Promise<ProviderPluginFactory>;
+}
+
+/** What a provider package may declare in its `package.json`, so it is listed without being loaded. */
+interface ProviderManifest {
+  readonly kosong?: { readonly providerPlugins?: readonly { readonly name?: unknown; readonly description?: unknown }[] };
+}
+
+const demo: ProviderEntry = {
   name: 'demo',
   description: 'offline: a scripted model that tours the working directory with the built-in tools (default)',
-  create: demoPlugin,
+  load: async () => ({ name: 'demo', description: demo.description, create: (await import('./demo.js')).demoPlugin }),
 };
 
 /**
  * Every provider the CLI can offer: the built-in demo, plus the `providerPlugins` of every installed
  * `@kosong/provider-*` package (found next to the CLI), so a new provider package plugs in without
- * a change here.
+ * a change here. A package that lists its providers in its `package.json` (`kosong.providerPlugins`:
+ * name and description of each) is loaded only when one of them is chosen: loading every provider's
+ * SDK made `kosong --help` take five times as long as Node's own start. A package without that list
+ * is loaded to read its `providerPlugins`.
  */
-export async function providerCatalog(): Promise<ProviderPluginFactory[]> {
+export async function providerCatalog(): Promise<ProviderEntry[]> {
   const catalog = [demo];
-  for (const name of await installedProviderPackages()) {
-    let module: { providerPlugins?: unknown };
-    try {
-      module = (await import(name)) as { providerPlugins?: unknown };
-    } catch {
-      continue; // a package that does not load offers nothing; selecting it says so
-    }
-    if (!Array.isArray(module.providerPlugins)) continue;
-    for (const entry of module.providerPlugins as ProviderPluginFactory[]) {
+  for (const { name, dir } of await installedProviderPackages()) {
+    for (const entry of await providersOf(name, dir)) {
       if (!catalog.some((known) => known.name === entry.name)) catalog.push(entry);
     }
   }
   return catalog;
 }
 
-async function installedProviderPackages(): Promise<string[]> {
+/**
+ * The factory of the provider called `name`, its package loaded; `fail` is called (and must not
+ * return) when there is no such provider or its package does not load.
+ */
+export async function chosenProvider(name: string, fail: (message: string) => never): Promise<ProviderPluginFactory> {
+  const catalog = await providerCatalog();
+  const entry = catalog.find((candidate) => candidate.name === name);
+  if (!entry) fail(`unknown provider "${name}"; available: ${catalog.map((e) => e.name).join(', ')}`);
+  try {
+    return await entry.load();
+  } catch (error) {
+    fail(`the provider "${name}" could not be loaded: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+/**
+ * The providers of one package (installed in `dir`, imported as `specifier`): from its manifest when
+ * it lists them, else from its loaded module.
+ */
+export async function providersOf(specifier: string, dir: string): Promise<ProviderEntry[]> {
+  const load = async (): Promise<readonly ProviderPluginFactory[]> => {
+    const module = (await import(specifier)) as { providerPlugins?: unknown };
+    return Array.isArray(module.providerPlugins) ? (module.providerPlugins as ProviderPluginFactory[]) : [];
+  };
+  const listed = await listedProviders(dir);
+  if (listed === undefined) {
+    let factories: readonly ProviderPluginFactory[];
+    try {
+      factories = await load();
+    } catch {
+      return []; // a package that does not load offers nothing; selecting it says so
+    }
+    return factories.map((factory) => ({ name: factory.name, description: factory.description, load: () => Promise.resolve(factory) }));
+  }
+  return listed.map(({ name, description }) => ({
+    name,
+    description,
+    async load() {
+      const factory = (await load()).find((candidate) => candidate.name === name);
+      if (!factory) throw new Error(`${specifier} lists the provider "${name}" in its package.json but does not export it in providerPlugins`);
+      return factory;
+    },
+  }));
+}
+
+/** The providers a package lists in its `package.json`, or `undefined` when it lists none (or it cannot be read). */
+async function listedProviders(dir: string): Promise<{ name: string; description: string }[] | undefined> {
+  let manifest: ProviderManifest;
+  try {
+    manifest = JSON.parse(await readFile(join(dir, 'package.json'), 'utf8')) as ProviderManifest;
+  } catch {
+    return undefined;
+  }
+  const listed = manifest.kosong?.providerPlugins;
+  if (!Array.isArray(listed)) return undefined;
+  const entries = listed.flatMap((entry) =>
+    typeof entry?.name === 'string' && typeof entry.description === 'string' ? [{ name: entry.name, description: entry.description }] : [],
+  );
+  return entries.length === listed.length ? entries : undefined; // a malformed list: load the package instead
+}
+
+async function installedProviderPackages(): Promise<{ name: string; dir: string }[]> {
   const require = createRequire(import.meta.url);
-  const found = new Set<string>();
+  const found = new Map<string, string>();
   for (const dir of require.resolve.paths('@kosong/core') ?? []) {
     let entries: string[];
     try {
@@ -42,7 +111,10 @@ async function installedProviderPackages(): Promise<string[]> {
     } catch {
       continue;
     }
-    for (const entry of entries) if (entry.startsWith('provider-')) found.add(`@kosong/${entry}`);
+    for (const entry of entries) {
+      const name = `@kosong/${entry}`;
+      if (entry.startsWith('provider-') && !found.has(name)) found.set(name, join(dir, '@kosong', entry));
+    }
   }
-  return [...found].sort();
+  return [...found].sort(([a], [b]) => a.localeCompare(b)).map(([name, dir]) => ({ name, dir }));
 }
