@@ -5,13 +5,17 @@
  *
  * @module
  */
-import 'reflect-metadata';
+import { createRequire } from 'node:module';
+
+// Required rather than imported: importing a CommonJS module makes Node scan all of its source for
+// its exports first (a noticeable part of importing @kosong/core); this module exports nothing.
+createRequire(import.meta.url)('reflect-metadata');
 
 /**
  * Inversify's decorators, re-exported so that a plugin package can depend on `@kosong/core` alone and
- * always decorates with the same inversify the kernel resolves with.
+ * always decorates with the same inversify the kernel resolves with (loaded when first used).
  */
-export { inject, injectable, injectFromBase, multiInject, named, optional, postConstruct, preDestroy, tagged, unmanaged } from 'inversify';
+export { inject, injectable, injectFromBase, multiInject, named, optional, postConstruct, preDestroy, tagged, unmanaged } from './inversify.js';
 
 export { Kernel, type KernelAgentOptions, type RunnerOptions } from './kernel.js';
 export { KernelOptions } from './kernel-options.js';

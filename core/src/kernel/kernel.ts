@@ -1,4 +1,4 @@
-import { Container, ContainerModule } from 'inversify';
+import { Container, ContainerModule } from './inversify.js';
 import { Agent, type AgentOptions } from '../agent/agent.js';
 import { ChatProvider } from '../provider/chat-provider.js';
 import { StepHooks, type NamedStepHooks } from '../runtime/step-hooks.js';

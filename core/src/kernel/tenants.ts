@@ -1,4 +1,5 @@
-import { Container, ContainerModule, type ContainerModuleLoadOptions } from 'inversify';
+import type { ContainerModuleLoadOptions } from 'inversify';
+import { Container, ContainerModule } from './inversify.js';
 import { ChatProvider } from '../provider/chat-provider.js';
 import { asNamedHooks, StepHooks, type NamedStepHooks } from '../runtime/step-hooks.js';
 import { Toolset } from '../tooling/toolset.js';

@@ -1,6 +1,7 @@
 /**
  * `@kosong/core/runtime`: the step runtime without the kernel, for processes that must start fast. It
- * loads neither inversify nor zod; the package root loads zod only when a message is read from JSON.
+ * loads neither inversify nor zod; the package root loads inversify only when a kernel is made (or a
+ * class decorated), and zod only when a message is read from JSON.
  * Module loading is watched in fresh processes, through a module-loading hook.
  */
 import { expect } from 'chai';
@@ -80,6 +81,23 @@ describe('@kosong/core/runtime', () => {
     );
     expect(stdout.trim()).to.equal('hi');
     expect([...packages].filter((name) => /inversify|zod|reflect-metadata/.test(name))).to.deep.equal([]);
+  });
+
+  it('the root loads inversify when the first kernel is made, not before; decorated classes work either way', async function () {
+    this.timeout(30_000);
+    const before = await packagesLoadedBy("import '@kosong/core';");
+    expect([...before.packages].filter((name) => name.includes('inversify'))).to.deep.equal([]);
+    const after = await packagesLoadedBy(
+      "import { Kernel, definePlugin, injectable, inject } from '@kosong/core';" +
+        "const Greeting = Symbol('Greeting');" +
+        'class Greeter { constructor(text) { this.text = text; } }' +
+        'injectable()(Greeter); inject(Greeting)(Greeter, undefined, 0);' +
+        'const kernel = new Kernel();' +
+        "await kernel.use(definePlugin({ name: 'p', setup: (ctx) => { ctx.bind(Greeting).toConstantValue('hi'); ctx.bind(Greeter).toSelf(); } }));" +
+        'console.log(kernel.container.get(Greeter).text);',
+    );
+    expect(after.stdout.trim()).to.equal('hi');
+    expect(after.packages.has('inversify')).to.equal(true);
   });
 
   it('the root loads zod when the first message is read from JSON, not before', async function () {

@@ -1,5 +1,7 @@
 import type { JsonSchema, JsonValue, ToolContext } from '@kosong/core';
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import type * as AjvModule from 'ajv/dist/2020.js';
+import type { Ajv2020, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
+import { createRequire } from 'node:module';
 import type { ArgumentCheck, CallableTool, ToolOutput, ValidationIssue } from './callable-tool.js';
 import { deepFreeze } from './deep-freeze.js';
 import { ToolDefinitionError } from './errors.js';
@@ -53,9 +55,16 @@ export function defineJsonSchemaTool<Args = JsonValue>(definition: JsonSchemaToo
 
 let sharedAjv: Ajv2020 | undefined;
 
-/** One ajv instance for all tools (an instance costs tens of ms); each schema is removed from it once compiled. */
+/**
+ * One ajv instance for all tools (an instance costs tens of ms); each schema is removed from it once
+ * compiled. ajv itself (some 80 CommonJS modules) is loaded with the first JSON-Schema tool, not
+ * when this package is imported.
+ */
 function ajv(): Ajv2020 {
-  sharedAjv ??= new Ajv2020({ allErrors: true, strict: false, validateFormats: false });
+  if (sharedAjv === undefined) {
+    const { Ajv2020: Ajv } = createRequire(import.meta.url)('ajv/dist/2020.js') as typeof AjvModule;
+    sharedAjv = new Ajv({ allErrors: true, strict: false, validateFormats: false });
+  }
   return sharedAjv;
 }
 
