@@ -27,6 +27,7 @@ export { errorChainMessages, retryAfterSeconds, transportFailureKind } from './p
 export * from './provider/generation-options.js';
 export * from './provider/generation-option-errors.js';
 export * from './provider/secret-scrubbing.js';
+export * from './provider/output-format.js';
 export { errorMarker, hasErrorMarker, markError } from './error-marker.js';
 
 export * from './tooling/tool.js';
@@ -37,6 +38,9 @@ export * from './tooling/arguments.js';
 export * from './tooling/approval.js';
 export * from './tooling/require-approval.js';
 
+export { structuredOutput, type InferOutput, type OutputOption, type OutputSchema, type OutputSpec, type StandardSchema, type StandardSchemaIssue, type StandardSchemaResult } from './output/output-schema.js';
+export { InvalidOutputSchemaError, StructuredOutputError, type StructuredOutputErrorDetails, type StructuredOutputFailure } from './output/output-errors.js';
+export type { SchemaIssue } from './schema/schema-issues.js';
 export { generate, type GenerateOptions, type GenerateResult } from './runtime/generate.js';
 export { step, type StepOptions, type StepResumption, type ToolDispatchMode } from './runtime/step.js';
 export { StepResult } from './runtime/step-result.js';

@@ -5,6 +5,8 @@ import type { FinishReason } from '../provider/chat-provider.js';
 import { mergeGenerationOptions, type GenerationOptions } from '../provider/generation-options.js';
 import { addUsage, tokenUsage, type TokenUsage } from '../provider/token-usage.js';
 import { abortableDelay } from '../runtime/abort.js';
+import { StructuredOutputError } from '../output/output-errors.js';
+import type { InferOutput, OutputOption } from '../output/output-schema.js';
 import type { TurnScope } from '../runtime/context-scope.js';
 import { ContextWrappers } from '../runtime/context-wrappers.js';
 import { DEFAULT_MAX_HOOK_FAILURES } from '../runtime/defaults.js';
@@ -40,6 +42,8 @@ export type StepFunction = (options: {
   readonly resume?: StepResumption;
   /** The turn's run context: pass it on to `step({ context })`. */
   readonly context?: unknown;
+  /** The turn's structured output: pass it on to `step({ output })`. */
+  readonly output?: OutputOption;
 }) => Promise<StepResult>;
 
 /** What happens in an agent turn, as it happens. `step` counts from 1 within the turn. */
@@ -83,6 +87,17 @@ export interface AgentOptions {
    * {@link AgentRunOptions.generation} is merged over these).
    */
   readonly generation?: GenerationOptions;
+  /**
+   * Structured output of every turn (a turn's own wins): each step asks for it, and the turn's last
+   * step (the one without tool calls) gives `output`. See `step()`'s `output`.
+   */
+  readonly output?: OutputOption;
+  /**
+   * When the model's last answer is not the structured output asked for (a `StructuredOutputError`),
+   * show it its mistake once: its answer and a message naming the issues go into the context, and the
+   * step is tried again (a `retry` event with no delay). Default `false`: the turn fails at once.
+   */
+  readonly retryInvalidOutput?: boolean;
   /** Steps per turn at most (default 100). */
   readonly maxSteps?: number;
   /** Retry policy of failed provider calls (merged into {@link defaultRetryPolicy}). */
@@ -125,8 +140,12 @@ export interface AgentRetry {
   readonly context?: unknown;
 }
 
-/** Options of one {@link Agent.run}. */
-export interface AgentRunOptions {
+/**
+ * Options of one {@link Agent.run}.
+ *
+ * @typeParam S - the turn's structured output schema, when one is asked for.
+ */
+export interface AgentRunOptions<S extends OutputOption | undefined = OutputOption | undefined> {
   /** Aborts the running step (tools included) or the retry wait; nothing of the step is saved. */
   readonly signal?: AbortSignal;
   /** Every event of the turn. Guarded: a failure is reported and never changes the turn. */
@@ -143,6 +162,8 @@ export interface AgentRunOptions {
    * conversation (that is {@link AgentOptions.context}); the runtime never reads it.
    */
   readonly context?: unknown;
+  /** Structured output of this turn, over the agent's own (see {@link AgentOptions.output}). */
+  readonly output?: S;
 }
 
 /** Options of {@link Agent.resume}: those of a turn, and the decisions about the waiting calls. */
@@ -160,8 +181,12 @@ export interface AgentResumeOptions extends AgentRunOptions {
  */
 export type AgentStopReason = 'no_tool_calls' | 'max_steps' | 'approval_required';
 
-/** The outcome of one turn. */
-export interface AgentTurnResult {
+/**
+ * The outcome of one turn.
+ *
+ * @typeParam TOutput - the type of the structured output, when one was asked for.
+ */
+export interface AgentTurnResult<TOutput = unknown> {
   /** The last assistant message. */
   readonly message: Message;
   readonly steps: number;
@@ -170,6 +195,8 @@ export interface AgentTurnResult {
   readonly stopReason: AgentStopReason;
   /** With `approval_required`: the calls that wait, in call order. */
   readonly pendingApprovals?: readonly PendingApproval[];
+  /** With `no_tool_calls` and structured output asked for: the last step's output, parsed and validated. */
+  readonly output?: TOutput;
 }
 
 /**
@@ -201,7 +228,10 @@ export class Agent {
    * abort reason; the context then holds everything up to the last complete step.
    * {@link ApprovalPendingError} if a step of the context waits for approval.
    */
-  async run(input: string | Message | readonly Message[], runOptions: AgentRunOptions = {}): Promise<AgentTurnResult> {
+  async run<S extends OutputOption | undefined = undefined>(
+    input: string | Message | readonly Message[],
+    runOptions: AgentRunOptions<S> = {},
+  ): Promise<AgentTurnResult<InferOutput<S>>> {
     runOptions.signal?.throwIfAborted();
     const pending = this.context.pendingStep;
     if (pending) throw new ApprovalPendingError(pendingApprovals(pending));
@@ -209,7 +239,8 @@ export class Agent {
       typeof input === 'string' ? [{ role: 'user', content: [{ type: 'text', text: input }] }] : isMessageList(input) ? input : [input];
     return this.inTurnScope(runOptions, async () => {
       await this.context.append(...inputs);
-      return this.steps(1, tokenUsage(), runOptions, undefined);
+      // The output's type is the schema's: the step parsed and validated it with that schema.
+      return (await this.steps(1, tokenUsage(), runOptions, undefined)) as AgentTurnResult<InferOutput<S>>;
     });
   }
 
@@ -243,9 +274,27 @@ export class Agent {
     const emit = this.emitter(runOptions.onEvent);
     const maxSteps = this.options.maxSteps ?? 100;
     let usage = turnUsage;
+    let outputRetried = false;
     for (let stepNo = firstStep; ; stepNo++) {
       const resume = stepNo === firstStep ? resuming : undefined;
-      const { result, toolResults } = await this.stepWithRetries(stepNo, runOptions, emit, resume?.resumption);
+      let stepped: { result: StepResult; toolResults: readonly ToolResult[] };
+      try {
+        stepped = await this.stepWithRetries(stepNo, runOptions, emit, resume?.resumption);
+      } catch (error) {
+        if (!StructuredOutputError.isInstance(error) || outputRetried || this.options.retryInvalidOutput !== true) throw error;
+        outputRetried = true;
+        if (error.usage) usage = addUsage(usage, error.usage);
+        await this.context.append(error.response, outputCorrection(error));
+        emit({ type: 'retry', step: stepNo, attempt: 1, nextAttempt: 2, delayMs: 0, error });
+        try {
+          this.options.onRetry?.({ stepId: '', step: stepNo, attempt: 1, nextAttempt: 2, delayMs: 0, error, context: runOptions.context });
+        } catch {
+          // a notification; the kernel's delivers to guarded hooks
+        }
+        stepNo--; // the same step again, now that the model knows its mistake
+        continue;
+      }
+      const { result, toolResults } = stepped;
       if (resume && result.message !== resume.pending.message) {
         throw new Error('Agent.resume(): the step function did not complete the pending step (pass its `resume` option on to step())');
       }
@@ -264,7 +313,10 @@ export class Agent {
       if (resume) await this.context.completeStep(resume.pending.stepId, ...messages);
       else await this.context.append(...messages);
       emit({ type: 'step_end', step: stepNo, message: result.message, toolResults, usage: stepUsage, finishReason: result.finishReason });
-      if (result.toolCalls.length === 0) return { message: result.message, steps: stepNo, usage, stopReason: 'no_tool_calls' };
+      if (result.toolCalls.length === 0) {
+        const turn: AgentTurnResult = { message: result.message, steps: stepNo, usage, stopReason: 'no_tool_calls' };
+        return result.output === undefined ? turn : { ...turn, output: result.output };
+      }
       if (stepNo >= maxSteps) return { message: result.message, steps: stepNo, usage, stopReason: 'max_steps' };
     }
   }
@@ -328,6 +380,7 @@ export class Agent {
     const generation = turnGeneration(this.options.generation, runOptions.generation);
     const onApproval = runOptions.onApproval ?? this.options.onApproval;
     const approvalTimeoutMs = this.options.approvalTimeoutMs;
+    const output = runOptions.output ?? this.options.output;
     for (let attempt = 1; ; attempt++) {
       emit({ type: 'step_start', step: stepNo, attempt });
       try {
@@ -340,6 +393,7 @@ export class Agent {
           ...(approvalTimeoutMs === undefined ? {} : { approvalTimeoutMs }),
           ...(resume ? { resume } : {}),
           ...(runOptions.context === undefined ? {} : { context: runOptions.context }),
+          ...(output === undefined ? {} : { output }),
           hooks,
         });
         return { result, toolResults: await result.toolResults() };
@@ -428,6 +482,14 @@ function eventHooks(stepNo: number, emit: (event: AgentEvent) => void): NamedSte
 function turnGeneration(agent: GenerationOptions | undefined, run: GenerationOptions | undefined): GenerationOptions | undefined {
   if (agent === undefined) return run;
   return run === undefined ? agent : mergeGenerationOptions(agent, run);
+}
+
+/** What the model is told after an answer that is not the structured output asked for. */
+function outputCorrection(error: StructuredOutputError): Message {
+  const text =
+    `Your last answer is not the structured output asked for. ${error.message}\n` +
+    'Answer again with only the JSON that matches the schema: no other text, no code fence.';
+  return { role: 'user', content: [{ type: 'text', text }] };
 }
 
 /** A result as a pending step keeps it: `undefined` for a call that waits. */

@@ -1,3 +1,4 @@
+import type { InferOutput, OutputOption } from '../output/output-schema.js';
 import type { ChatProvider } from '../provider/chat-provider.js';
 import type { HookErrorHandler } from '../runtime/hook-guard.js';
 import { step, type StepOptions } from '../runtime/step.js';
@@ -31,8 +32,8 @@ export interface ResolvedStep {
 export type StepResolver = (tenant: string | undefined, provider: string | undefined) => ResolvedStep;
 
 /** Options of {@link StepRunner.step}: those of `step()` less what the kernel resolves. */
-export interface RunnerStepOptions
-  extends Omit<StepOptions, 'provider' | 'toolset' | 'tenant' | 'hooks' | 'onHookError'> {
+export interface RunnerStepOptions<S extends OutputOption | undefined = OutputOption | undefined>
+  extends Omit<StepOptions<unknown, S>, 'provider' | 'toolset' | 'tenant' | 'hooks' | 'onHookError'> {
   /** Hooks for this step only, after the global and tenant hooks. */
   readonly hooks?: readonly (StepHooks | NamedStepHooks)[];
 }
@@ -123,12 +124,12 @@ export class StepRunner {
    * @throws {UnknownTenantError} if the tenant was removed; {@link UnknownProviderError} if the
    * provider is not registered; otherwise as `step()`.
    */
-  async step(options: RunnerStepOptions): Promise<StepResult> {
+  async step<S extends OutputOption | undefined = undefined>(options: RunnerStepOptions<S>): Promise<StepResult<InferOutput<S>>> {
     const resolved = this.resolve(this.tenant, this.providerName);
     const release = resolved.lease();
     const perCall = (options.hooks ?? []).map((hooks, i) => asNamedHooks(hooks, `step hooks #${i + 1}`));
     try {
-      return await step({
+      return await step<unknown, S>({
         ...resolved.defaults,
         ...options,
         provider: resolved.provider,

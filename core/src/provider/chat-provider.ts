@@ -2,6 +2,7 @@ import type { Message } from '../message/message.js';
 import type { StreamedMessagePart } from '../message/parts.js';
 import type { Tool } from '../tooling/tool.js';
 import type { GenerationOptions } from './generation-options.js';
+import type { OutputFormat } from './output-format.js';
 import type { TokenUsage } from './token-usage.js';
 
 /**
@@ -27,6 +28,12 @@ export interface ProviderGenerateOptions {
    * `UnsupportedGenerationOptionError` and a bad value with an `InvalidGenerationOptionError`.
    */
   readonly generation?: GenerationOptions | undefined;
+  /**
+   * Structured output: the model must answer with one JSON text matching this schema. The provider
+   * asks for it with its API's native feature, or refuses with an `UnsupportedOutputError` (before
+   * any request). The runtime parses and validates the text; the provider only asks.
+   */
+  readonly output?: OutputFormat | undefined;
 }
 
 /**

@@ -4,6 +4,9 @@ import type { Message } from '../message/message.js';
 import type { StreamedMessagePart, ToolCall } from '../message/parts.js';
 import type { ChatProvider } from '../provider/chat-provider.js';
 import type { GenerationOptions } from '../provider/generation-options.js';
+import type { InferOutput, OutputOption } from '../output/output-schema.js';
+import { parseOutput } from '../output/parse-output.js';
+import { resolveOutput } from '../output/resolve-output.js';
 import type { Tool } from '../tooling/tool.js';
 import { HookGuard, hookSlot, writeHookErrorToStderr, type HookErrorHandler } from './hook-guard.js';
 import { DEFAULT_HOOK_TIMEOUT_MS, DEFAULT_MAX_HOOK_FAILURES } from './defaults.js';
@@ -11,8 +14,12 @@ import { streamMessage, type GenerateResult } from './stream-message.js';
 
 export type { GenerateResult } from './stream-message.js';
 
-/** Options of {@link generate}. */
-export interface GenerateOptions {
+/**
+ * Options of {@link generate}.
+ *
+ * @typeParam S - the structured output's schema, when one is asked for.
+ */
+export interface GenerateOptions<S extends OutputOption | undefined = OutputOption | undefined> {
   readonly provider: ChatProvider;
   readonly systemPrompt: string;
   readonly tools?: readonly Tool[];
@@ -21,6 +28,15 @@ export interface GenerateOptions {
   readonly signal?: AbortSignal;
   /** Generation options of this call, merged over the provider's own (per-call values win). */
   readonly generation?: GenerationOptions;
+  /**
+   * Structured output: a zod 4 schema, a JSON Schema, or `structuredOutput(schema, { name,
+   * description })`. The provider is asked for JSON matching it (with its native feature); the text
+   * is parsed and validated into `result.output` (typed from a zod schema). A response with tool
+   * calls has no output. Throws an `InvalidOutputSchemaError` for a schema that cannot be used, an
+   * `UnsupportedOutputError` from a provider that cannot ask for it, and a `StructuredOutputError`
+   * (with the text and the issues) when the answer is not such JSON.
+   */
+  readonly output?: S;
   /** Each streamed part, before merging. Awaited; the part is frozen and never changes. */
   readonly onMessagePart?: (part: StreamedMessagePart) => void | Promise<void>;
   /** Each complete tool call, as soon as the next part does not merge into it (or the stream ends). Awaited. */
@@ -39,9 +55,11 @@ export interface GenerateOptions {
  * and never fails the generation.
  *
  * @throws {@link APIEmptyResponseError} when the response has no content, or only thinking.
+ * @throws {@link StructuredOutputError} when structured output was asked for and the answer does not match.
  * @throws the provider's {@link ChatProviderError} unchanged, or the signal's reason on abort.
  */
-export async function generate(options: GenerateOptions): Promise<GenerateResult> {
+export async function generate<S extends OutputOption | undefined = undefined>(options: GenerateOptions<S>): Promise<GenerateResult<InferOutput<S>>> {
+  const output = options.output === undefined ? undefined : await resolveOutput(options.output);
   const { onMessagePart, onToolCall } = options;
   const guard = new HookGuard({
     stepId: randomUUID(),
@@ -63,6 +81,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
       history: options.history,
       signal: options.signal,
       generation: options.generation,
+      output: output?.format,
     },
     {
       onPart: partSlot && ((part) => guard.invoke(partSlot, freezePart(part))),
@@ -75,5 +94,6 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
     },
   );
   await Promise.all(toolCallsDelivered);
-  return result;
+  if (output === undefined || (result.message.toolCalls?.length ?? 0) > 0) return result as GenerateResult<InferOutput<S>>;
+  return { ...result, output: (await parseOutput(output, result)) as InferOutput<S> };
 }

@@ -3,6 +3,7 @@ import type { Message } from '../message/message.js';
 import type { StreamedMessagePart, ToolCall } from '../message/parts.js';
 import type { FinishReason } from '../provider/chat-provider.js';
 import { mergeGenerationOptions, type GenerationOptions } from '../provider/generation-options.js';
+import type { OutputFormat } from '../provider/output-format.js';
 import type { TokenUsage } from '../provider/token-usage.js';
 import type { Tool } from '../tooling/tool.js';
 import type { ToolResult } from '../tooling/tool-result.js';
@@ -58,6 +59,8 @@ export interface StepRequest {
   readonly providerGeneration: GenerationOptions;
   /** The step's generation options, merged over the provider's. */
   readonly stepGeneration: GenerationOptions | undefined;
+  /** The structured output asked for, if any. */
+  readonly output: OutputFormat | undefined;
 }
 
 /** How a step ended, for its `onStepEnd` event. */
@@ -120,9 +123,9 @@ export class HookBus {
     const slots = this.slots.onStepStart;
     if (slots.length === 0) return undefined;
     const { stepId, tenant, provider, model, context } = this.context;
-    const { systemPrompt, tools, history } = request;
+    const { systemPrompt, tools, history, output } = request;
     const generation = mergeGenerationOptions(request.providerGeneration, request.stepGeneration);
-    const event: StepStartEvent = Object.freeze({ stepId, tenant, provider, model, context, systemPrompt, tools, history, generation });
+    const event: StepStartEvent = Object.freeze({ stepId, tenant, provider, model, context, systemPrompt, tools, history, generation, output });
     return this.inOrder(slots, event, 0);
   }
 

@@ -2,6 +2,7 @@ import type { Message } from '../message/message.js';
 import type { StreamedMessagePart, ToolCall } from '../message/parts.js';
 import type { FinishReason } from '../provider/chat-provider.js';
 import type { GenerationOptions } from '../provider/generation-options.js';
+import type { OutputFormat } from '../provider/output-format.js';
 import type { TokenUsage } from '../provider/token-usage.js';
 import type { ApprovalDecision } from '../tooling/approval.js';
 import type { Tool } from '../tooling/tool.js';
@@ -38,6 +39,8 @@ export interface StepStartEvent extends StepEventContext {
    * (not yet checked: a bad value fails the step right after this event).
    */
   readonly generation: GenerationOptions;
+  /** The structured output the step asks for (the JSON Schema sent to the provider), if any. */
+  readonly output?: OutputFormat | undefined;
 }
 
 /**

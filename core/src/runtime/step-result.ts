@@ -21,8 +21,10 @@ export interface StepRun {
 /**
  * The outcome of one step: the assistant message, and the tool calls it made, which may still be
  * running when the step returns.
+ *
+ * @typeParam TOutput - the type of the structured output, when one was asked for.
  */
-export class StepResult {
+export class StepResult<TOutput = unknown> {
   /** Unique id of this step (the one in every hook event). */
   readonly stepId: string;
   /** The provider's id of the message. */
@@ -34,6 +36,11 @@ export class StepResult {
   readonly traceId: string | undefined;
   /** The tool calls, in the order the model made them (index-aligned with `toolResults()`). */
   readonly toolCalls: readonly ToolCall[];
+  /**
+   * The structured output (see the step's `output` option), parsed and validated: set when one was
+   * asked for and the model answered without tool calls; `undefined` otherwise.
+   */
+  readonly output: TOutput | undefined;
 
   readonly #run: StepRun;
   #results: Promise<readonly ToolResult[]> | undefined;
@@ -48,6 +55,7 @@ export class StepResult {
     this.finishReason = generated.finishReason;
     this.traceId = generated.traceId;
     this.toolCalls = generated.message.toolCalls ?? [];
+    this.output = generated.output as TOutput | undefined;
   }
 
   /**

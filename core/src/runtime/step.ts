@@ -3,6 +3,9 @@ import type { Message } from '../message/message.js';
 import type { StreamedMessagePart, ToolCall } from '../message/parts.js';
 import type { ChatProvider, FinishReason } from '../provider/chat-provider.js';
 import type { GenerationOptions } from '../provider/generation-options.js';
+import type { InferOutput, OutputOption } from '../output/output-schema.js';
+import { parseOutput } from '../output/parse-output.js';
+import { resolveOutput, type ResolvedOutput } from '../output/resolve-output.js';
 import { isApprovalDecision, type ApprovalCallback, type ApprovalDecision } from '../tooling/approval.js';
 import { toolNotExecuted } from '../tooling/tool-errors.js';
 import type { ToolResult, ToolReturnValue } from '../tooling/tool-result.js';
@@ -58,8 +61,9 @@ export interface StepResumption {
  * Options of {@link step}.
  *
  * @typeParam TContext - the type of the run's {@link StepOptions.context} value.
+ * @typeParam S - the structured output's schema, when one is asked for.
  */
-export interface StepOptions<TContext = unknown> {
+export interface StepOptions<TContext = unknown, S extends OutputOption | undefined = OutputOption | undefined> {
   readonly provider: ChatProvider;
   readonly systemPrompt: string;
   readonly toolset: Toolset<TContext>;
@@ -113,6 +117,16 @@ export interface StepOptions<TContext = unknown> {
    * The runtime never reads it.
    */
   readonly context?: TContext;
+  /**
+   * Structured output: a zod 4 schema, a JSON Schema, or `structuredOutput(schema, { name,
+   * description })`. The provider is asked for JSON matching it (with its native feature); when the
+   * model answers without tool calls, its text is parsed and validated into `result.output` (typed
+   * from a zod schema, transforms applied). The step fails with an `InvalidOutputSchemaError` for a
+   * schema that cannot be used, an `UnsupportedOutputError` from a provider that cannot ask for it,
+   * and a `StructuredOutputError` (the text, the issues, the model's message) when the answer is not
+   * such JSON — after its start, end and cleanup events, like any failure.
+   */
+  readonly output?: S;
 }
 
 /**
@@ -127,8 +141,14 @@ export interface StepOptions<TContext = unknown> {
  *
  * @throws the provider's error, the signal's reason, or {@link APIEmptyResponseError}.
  */
-export function step<TContext = unknown>(options: StepOptions<TContext>): Promise<StepResult> {
-  return new StepExecution(options as StepOptions).run();
+export function step<TContext = unknown, S extends OutputOption | undefined = undefined>(options: StepOptions<TContext, S>): Promise<StepResult<InferOutput<S>>> {
+  const execution = new StepExecution(options as StepOptions);
+  const spec = options.output;
+  if (spec === undefined) return execution.run(undefined) as Promise<StepResult<InferOutput<S>>>;
+  return resolveOutput(spec).then(
+    (output) => execution.run(output),
+    (error: unknown) => execution.run(undefined, error),
+  ) as Promise<StepResult<InferOutput<S>>>;
 }
 
 const RESOLVED: Promise<void> = Promise.resolve();
@@ -189,7 +209,7 @@ class StepExecution implements StepRun {
    * {@link StepExecution.fail}. Chained promises rather than an `async` function: a suspended async
    * function keeps its whole frame for the length of the stream, and thousands of steps may stream at once.
    */
-  run(): Promise<StepResult> {
+  run(output: ResolvedOutput | undefined, outputError?: unknown): Promise<StepResult> {
     let streamed: Promise<GenerateResult>;
     try {
       const { options } = this;
@@ -199,8 +219,14 @@ class StepExecution implements StepRun {
         history: options.history,
         providerGeneration: options.provider.generation,
         stepGeneration: options.generation,
+        output: output?.format,
       });
-      const stream = (): Promise<GenerateResult> => (options.resume ? this.resumed(options.resume) : this.inRequestScope(() => this.stream()));
+      const stream = (): Promise<GenerateResult> => {
+        // A schema that could not be used fails the step right after its start event.
+        if (outputError !== undefined) return Promise.reject(outputError);
+        const generated = options.resume ? this.resumed(options.resume) : this.inRequestScope(() => this.stream(output));
+        return output === undefined ? generated : generated.then((result) => withOutput(output, result));
+      };
       streamed = started === undefined ? stream() : started.then(stream);
     } catch (error) {
       streamed = Promise.reject(error);
@@ -212,7 +238,7 @@ class StepExecution implements StepRun {
   }
 
   /** Streams the response, dispatching each complete call. */
-  private stream(): Promise<GenerateResult> {
+  private stream(output: ResolvedOutput | undefined): Promise<GenerateResult> {
     const { options, bus } = this;
     return streamMessage(
       {
@@ -222,6 +248,7 @@ class StepExecution implements StepRun {
         history: options.history,
         signal: options.signal,
         generation: options.generation,
+        output: output?.format,
       },
       {
         onPart: bus.wantsParts ? (part) => bus.part(part) : undefined,
@@ -358,6 +385,12 @@ class StepExecution implements StepRun {
 }
 
 const ASK: GateEntry = Object.freeze({ type: 'ask' });
+
+/** The generation with its structured output parsed, when it answered without tool calls (else as it is). */
+async function withOutput(output: ResolvedOutput, generated: GenerateResult): Promise<GenerateResult> {
+  if ((generated.message.toolCalls?.length ?? 0) > 0) return generated;
+  return { ...generated, output: await parseOutput(output, generated) };
+}
 
 /**
  * A fresh step id: a random UUID as one flat string. `randomUUID()` builds its text by concatenation,

@@ -4,13 +4,18 @@ import type { ContentPart, StreamedMessagePart, ToolCall } from '../message/part
 import type { ChatProvider, FinishReason, ProviderGenerateOptions } from '../provider/chat-provider.js';
 import { APIEmptyResponseError, ChatProviderError } from '../provider/errors.js';
 import { resolveGenerationOptions, type GenerationOptions } from '../provider/generation-options.js';
+import type { OutputFormat } from '../provider/output-format.js';
 import type { TokenUsage } from '../provider/token-usage.js';
 import type { Tool } from '../tooling/tool.js';
 import { raceAbort } from './abort.js';
 import { append } from './append.js';
 
-/** The outcome of one generation. */
-export interface GenerateResult {
+/**
+ * The outcome of one generation.
+ *
+ * @typeParam TOutput - the type of the structured output, when one was asked for.
+ */
+export interface GenerateResult<TOutput = unknown> {
   /** The provider's id of the message. */
   readonly id: string | undefined;
   /** The merged assistant message. */
@@ -18,6 +23,11 @@ export interface GenerateResult {
   readonly usage: TokenUsage | undefined;
   readonly finishReason: FinishReason | undefined;
   readonly traceId: string | undefined;
+  /**
+   * The structured output, parsed and validated (see the `output` option): set when one was asked
+   * for and the message has no tool calls (a model calling tools has not answered yet).
+   */
+  readonly output?: TOutput;
 }
 
 /** What the stream loop reports as it goes. Both are called unguarded: wrap user code before. */
@@ -40,6 +50,8 @@ export interface StreamMessageInput {
   readonly signal: AbortSignal | undefined;
   /** Generation options of this call (merged by the provider over its own). */
   readonly generation: GenerationOptions | undefined;
+  /** The structured output asked for, if any. */
+  readonly output?: OutputFormat | undefined;
 }
 
 /**
@@ -56,7 +68,7 @@ async function consume(input: StreamMessageInput, observer: StreamObserver): Pro
   signal?.throwIfAborted();
   // Checked here too, so a bad per-call option is a typed error whatever the provider does with it.
   if (generation !== undefined) resolveGenerationOptions(provider.name, provider.generation, generation, input.tools);
-  const stream = await provider.generate(input.systemPrompt, input.tools, input.history, providerOptions(signal, generation));
+  const stream = await provider.generate(input.systemPrompt, input.tools, input.history, providerOptions(signal, generation, input.output));
   signal?.throwIfAborted();
 
   const builder = new MessageBuilder(provider.name, observer.onToolCall);
@@ -95,7 +107,8 @@ async function consume(input: StreamMessageInput, observer: StreamObserver): Pro
   };
 }
 
-function providerOptions(signal: AbortSignal | undefined, generation: GenerationOptions | undefined): ProviderGenerateOptions | undefined {
+function providerOptions(signal: AbortSignal | undefined, generation: GenerationOptions | undefined, output: OutputFormat | undefined): ProviderGenerateOptions | undefined {
+  if (output !== undefined) return { signal, generation, output };
   if (generation === undefined) return signal ? { signal } : undefined;
   return signal ? { signal, generation } : { generation };
 }

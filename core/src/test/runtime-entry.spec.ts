@@ -80,6 +80,21 @@ describe('@kosong/core/runtime', () => {
         'console.log(result.message.content[0].text);',
     );
     expect(stdout.trim()).to.equal('hi');
+    expect([...packages].filter((name) => /inversify|zod|reflect-metadata|ajv/.test(name))).to.deep.equal([]);
+  });
+
+  it('structured output loads ajv for a JSON Schema when a step first asks for one, and still no zod', async function () {
+    this.timeout(30_000);
+    const { packages, stdout } = await packagesLoadedBy(
+      "import { step, textPart } from '@kosong/core/runtime';" +
+        "const provider = { name: 'p', modelName: 'm', thinkingEffort: undefined, generation: {}, withThinking() { return this; }, withGeneration() { return this; }," +
+        " async generate() { return { id: 'x', usage: undefined, async *[Symbol.asyncIterator]() { yield textPart('{\"n\": 1}'); } }; } };" +
+        "const output = { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] };" +
+        "const result = await step({ provider, systemPrompt: '', toolset: { tools: [], handle() { throw new Error('no'); } }, history: [], output });" +
+        'console.log(JSON.stringify(result.output));',
+    );
+    expect(stdout.trim()).to.equal('{"n":1}');
+    expect(packages.has('ajv')).to.equal(true);
     expect([...packages].filter((name) => /inversify|zod|reflect-metadata/.test(name))).to.deep.equal([]);
   });
 

@@ -18,6 +18,7 @@ const EXPECTED_OUTPUT: Record<string, RegExp> = {
   'examples/src/telemetry.ts': /\[ 'chat echo' \]\n/,
   'examples/src/mock-provider.ts': /^Hello, world \| APIConnectionError: reset\n$/,
   'examples/src/run-context.ts': /^ada: book, lamp\nalan: chess set\n$/,
+  'examples/src/structured-output.ts': /^Lyon 17 2026\ninvalid celsius, day\n$/,
 };
 
 function snippets(): Array<{ readme: string; file: string; code: string }> {

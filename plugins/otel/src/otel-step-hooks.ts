@@ -34,6 +34,7 @@ import {
   ATTR_GEN_AI_OPERATION_NAME,
   ATTR_GEN_AI_OUTPUT_MESSAGES,
   ATTR_GEN_AI_PROVIDER_NAME,
+  ATTR_GEN_AI_OUTPUT_TYPE,
   ATTR_GEN_AI_REQUEST_MAX_TOKENS,
   ATTR_GEN_AI_REQUEST_MODEL,
   ATTR_GEN_AI_REQUEST_SEED,
@@ -66,6 +67,7 @@ import {
   GEN_AI_OPERATION_CHAT,
   GEN_AI_OPERATION_EXECUTE_TOOL,
   GEN_AI_OPERATION_INVOKE_AGENT,
+  GEN_AI_OUTPUT_TYPE_JSON,
   GEN_AI_SCHEMA_URL,
   genAiFinishReason,
 } from './conventions.js';
@@ -333,7 +335,7 @@ function spanName(operation: string, model: string): string {
 /**
  * The request attributes of a step span from the generation options it asks for (the conventions'
  * `gen_ai.request.*`), each set only when it holds a value of the right type (the options are not
- * checked yet when the step starts).
+ * checked yet when the step starts), and `gen_ai.output.type` `json` when it asks for structured output.
  */
 function addRequestAttributes(attributes: Attributes, event: StepStartEvent): void {
   const { maxOutputTokens, temperature, topP, stopSequences, seed } = event.generation;
@@ -342,6 +344,7 @@ function addRequestAttributes(attributes: Attributes, event: StepStartEvent): vo
   if (typeof topP === 'number') attributes[ATTR_GEN_AI_REQUEST_TOP_P] = topP;
   if (Array.isArray(stopSequences) && stopSequences.every((s) => typeof s === 'string')) attributes[ATTR_GEN_AI_REQUEST_STOP_SEQUENCES] = [...stopSequences];
   if (typeof seed === 'number') attributes[ATTR_GEN_AI_REQUEST_SEED] = seed;
+  if (event.output !== undefined) attributes[ATTR_GEN_AI_OUTPUT_TYPE] = GEN_AI_OUTPUT_TYPE_JSON;
 }
 
 /** Marks a span as failed with `error`: `error.type`, an HTTP status when known, an exception event, status ERROR. */

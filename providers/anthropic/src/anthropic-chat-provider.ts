@@ -130,7 +130,7 @@ export class AnthropicChatProvider implements ChatProvider {
    */
   async generate(systemPrompt: string, tools: readonly Tool[], history: readonly Message[], options: ProviderGenerateOptions = {}): Promise<MessagesStream> {
     const generation = resolveGenerationOptions(this.name, this.neutral, options.generation, tools);
-    const { body, headers } = buildRequest(systemPrompt, tools, history, { ...this.settings, thinkingEffort: this.thinkingEffort }, generation);
+    const { body, headers } = buildRequest(systemPrompt, tools, history, { ...this.settings, thinkingEffort: this.thinkingEffort }, generation, options.output);
     return this.connection.open(body, headers, options.signal);
   }
 

@@ -1,7 +1,8 @@
-import type { GenerationOptions, JsonValue, Message, ThinkingEffort, Tool } from '@kosong/core';
+import type { GenerationOptions, JsonValue, Message, OutputFormat, ThinkingEffort, Tool } from '@kosong/core';
 
 import { cacheControl, markLastMessage, withCacheControl, type CacheTTL } from './cache-control.js';
 import { generationFields } from './generation-fields.js';
+import { outputConfigFormat } from './output-format.js';
 import { convertMessages, type MessageConversion, type RequestBlock } from './request-messages.js';
 import { INTERLEAVED_THINKING_BETA, supportsAdaptiveThinking, thinkingRequest } from './thinking.js';
 
@@ -33,15 +34,16 @@ export interface MessagesRequest {
 /**
  * A streamed Messages API request (kosong spec §7.5): `model`, `max_tokens`, `messages`, `system`
  * (a text block, left out when the prompt is empty), `tools` (`{name, description, input_schema}`),
- * `stream: true`, then `metadata`, `thinking`, `output_config` and the fields of the generation
- * options (see `generationFields`) when set.
+ * `stream: true`, then `metadata`, `thinking`, `output_config` (the effort, and the structured
+ * output's `format`) and the fields of the generation options (see `generationFields`) when set.
  *
  * Prompt caching puts breakpoints on the system block, the last tool and the last block of the
  * last message. The `anthropic-beta` header names interleaved thinking for models before adaptive
  * thinking, and the extra betas.
  *
  * @throws {ChatProviderError} when the history cannot be converted (see `convertMessages`); an
- * `UnsupportedGenerationOptionError` for a generation option the API cannot take.
+ * `UnsupportedGenerationOptionError` for a generation option the API cannot take; an
+ * `UnsupportedOutputError` for a structured output schema it cannot take (see `outputConfigFormat`).
  */
 export function buildRequest(
   systemPrompt: string,
@@ -49,6 +51,7 @@ export function buildRequest(
   history: readonly Message[],
   settings: RequestSettings,
   generation: GenerationOptions,
+  output?: OutputFormat,
 ): MessagesRequest {
   const thinking = settings.thinkingEffort !== undefined && settings.thinkingEffort !== 'off';
   const sampling = generationFields(generation, { provider: settings.provider, thinking, hasTools: tools.length > 0, apiVersion: settings.apiVersion });
@@ -74,6 +77,11 @@ export function buildRequest(
     if (outputConfig !== undefined) body['output_config'] = outputConfig;
   }
   Object.assign(body, sampling);
+  if (output !== undefined) {
+    const config = body['output_config'];
+    const format = outputConfigFormat(settings.provider, output);
+    body['output_config'] = typeof config === 'object' && config !== null && !Array.isArray(config) ? { ...config, format } : { format };
+  }
 
   const betas = supportsAdaptiveThinking(settings.model) ? [...settings.betas] : [INTERLEAVED_THINKING_BETA, ...settings.betas];
   const unique = [...new Set(betas)];

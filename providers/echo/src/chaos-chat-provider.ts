@@ -99,7 +99,7 @@ export class ChaosChatProvider implements ChatProvider {
   ): Promise<StreamedMessage> {
     options.signal?.throwIfAborted();
     const generation = resolveGenerationOptions(this.name, this.inner.generation, options.generation, tools);
-    this.log.record({ systemPrompt, tools, history, generation, thinkingEffort: this.thinkingEffort });
+    this.log.record({ systemPrompt, tools, history, generation, thinkingEffort: this.thinkingEffort, output: options.output });
     const { settings } = this;
     const call = this.callCount++;
     const random = mulberry32(deriveSeed(settings.seed, call));

@@ -58,7 +58,7 @@ export class EchoChatProvider implements ChatProvider {
   ): Promise<StreamedMessage> {
     options.signal?.throwIfAborted();
     const generation = resolveGenerationOptions(this.name, this.configured, options.generation, tools);
-    this.log.record({ systemPrompt, tools, history, generation, thinkingEffort: this.thinkingEffort });
+    this.log.record({ systemPrompt, tools, history, generation, thinkingEffort: this.thinkingEffort, output: options.output });
     if (history.length === 0) throw new ChatProviderError('EchoChatProvider requires at least one message in history.');
     const userIndex = history.findLastIndex((message) => message.role === 'user');
     if (userIndex < 0) throw new ChatProviderError('EchoChatProvider needs a user message in history: its text is the script to play.');

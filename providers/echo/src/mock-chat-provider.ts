@@ -82,7 +82,7 @@ export class MockChatProvider implements ChatProvider {
       return Promise.reject(error);
     }
     this.lastRequest = { systemPrompt, tools, history, generation };
-    this.log.record({ systemPrompt, tools, history, generation, thinkingEffort: this.thinkingEffort });
+    this.log.record({ systemPrompt, tools, history, generation, thinkingEffort: this.thinkingEffort, output: options.output });
     if (this.options.generateError !== undefined) return Promise.reject(this.options.generateError);
     const signal = this.options.onAbort === 'ignore' ? undefined : options.signal;
     if (signal?.aborted) return Promise.reject(signal.reason);

@@ -1,4 +1,4 @@
-import type { GenerationOptions, Message, ThinkingEffort, Tool } from '@kosong/core';
+import type { GenerationOptions, Message, OutputFormat, ThinkingEffort, Tool } from '@kosong/core';
 
 /** What an offline provider was asked for in one `generate` call, so tests can assert it. */
 export interface RecordedRequest {
@@ -11,6 +11,8 @@ export interface RecordedRequest {
   readonly generation: GenerationOptions;
   /** The provider's thinking effort at the time. */
   readonly thinkingEffort: ThinkingEffort | undefined;
+  /** The structured output asked for, if any (an offline provider takes any: its script is its answer). */
+  readonly output: OutputFormat | undefined;
 }
 
 /** How many requests a {@link RequestLog} keeps by default (the most recent ones). */
@@ -48,10 +50,11 @@ export class RequestLog {
     readonly history: readonly Message[];
     readonly generation: GenerationOptions;
     readonly thinkingEffort: ThinkingEffort | undefined;
+    readonly output?: OutputFormat | undefined;
   }): void {
-    const { systemPrompt, tools, history, generation, thinkingEffort } = request;
+    const { systemPrompt, tools, history, generation, thinkingEffort, output } = request;
     this.total++;
-    this.recent.push(Object.freeze({ systemPrompt, tools, historyLength: history.length, generation, thinkingEffort }));
+    this.recent.push(Object.freeze({ systemPrompt, tools, historyLength: history.length, generation, thinkingEffort, output }));
     if (this.recent.length > this.limit) this.recent.shift();
   }
 }

@@ -77,7 +77,7 @@ export class ScriptedEchoChatProvider implements ChatProvider {
   ): Promise<StreamedMessage> {
     options.signal?.throwIfAborted();
     const generation = resolveGenerationOptions(this.name, this.configured, options.generation, tools);
-    this.log.record({ systemPrompt, tools, history, generation, thinkingEffort: this.thinkingEffort });
+    this.log.record({ systemPrompt, tools, history, generation, thinkingEffort: this.thinkingEffort, output: options.output });
     const step = this.queue.shift();
     if (step === undefined) throw new ChatProviderError(`ScriptedEchoChatProvider exhausted at turn ${this.turns + 1}.`);
     this.turns++;

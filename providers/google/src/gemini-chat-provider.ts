@@ -18,6 +18,7 @@ import type { GenerateContentConfig } from '@google/genai';
 import { GeminiConnection, type GeminiConnectionOptions } from './gemini-connection.js';
 import { layGenerationOptions } from './generation-config.js';
 import { MediaResolver, type MediaOptions } from './media-resolver.js';
+import { layOutputFormat } from './output-config.js';
 import { convertHistory } from './request-contents.js';
 import { toolsToGemini } from './request-tools.js';
 import { ResponseConverter } from './response-converter.js';
@@ -106,7 +107,7 @@ export class GeminiChatProvider implements ChatProvider {
     const { signal } = options;
     signal?.throwIfAborted();
     const generation = resolveGenerationOptions(this.name, this.neutral, options.generation, tools);
-    const own = layGenerationOptions(this.name, this.config, generation, tools.length > 0);
+    const own = layOutputFormat(layGenerationOptions(this.name, this.config, generation, tools.length > 0), options.output);
     const media = new MediaResolver(this.media, this.connection.fetch, signal);
     let contents;
     try {

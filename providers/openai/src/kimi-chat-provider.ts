@@ -27,6 +27,7 @@ import {
 } from './generation-options.js';
 import { convertMessages, type MessageConversion } from './request-messages.js';
 import { toolToKimi } from './request-tools.js';
+import { responseFormat } from './structured-output.js';
 
 /** The Moonshot AI API's base URL, the default of {@link KimiChatProvider}. */
 export const KIMI_BASE_URL = 'https://api.moonshot.ai/v1';
@@ -136,6 +137,7 @@ export class KimiChatProvider implements ChatProvider {
       stream: true,
       stream_options: { include_usage: true },
       ...generationBody(own),
+      ...(options.output === undefined ? {} : { response_format: responseFormat(options.output) }),
       ...own.extraBody,
     };
     const converter = new ChunkConverter({ reasoningKey: 'reasoning_content', keepEmptyReasoning: true });

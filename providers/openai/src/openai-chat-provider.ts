@@ -9,6 +9,7 @@ import {
   type GenerationOptions,
   type JsonValue,
   type Message,
+  type OutputFormat,
   type ProviderGenerateOptions,
   type StreamedMessage,
   type ThinkingEffort,
@@ -27,6 +28,7 @@ import {
 import { reasoningEffortToThinkingEffort, thinkingEffortToReasoningEffort } from './reasoning-effort.js';
 import { convertMessages, type MessageConversion } from './request-messages.js';
 import { toolToOpenAI } from './request-tools.js';
+import { responseFormat } from './structured-output.js';
 
 /** The OpenAI API's base URL, the default of {@link OpenAIChatProvider}. */
 export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
@@ -147,7 +149,7 @@ export class OpenAIChatProvider implements ChatProvider {
     if (generation.stopSequences !== undefined && generation.stopSequences.length > MAX_STOP_SEQUENCES) {
       throw new UnsupportedGenerationOptionError(this.name, 'stopSequences', `at most ${MAX_STOP_SEQUENCES} sequences, got ${generation.stopSequences.length}`);
     }
-    const body = this.buildBody(systemPrompt, tools, history, generation);
+    const body = this.buildBody(systemPrompt, tools, history, generation, options.output);
     const converter = new ChunkConverter({ reasoningKey: this.conversion.reasoningKey, keepEmptyReasoning: false });
     return this.connection.open(body, options.signal, converter);
   }
@@ -180,7 +182,13 @@ export class OpenAIChatProvider implements ChatProvider {
     return `OpenAIChatProvider ${inspect(this.toJSON())}`;
   }
 
-  private buildBody(systemPrompt: string, tools: readonly Tool[], history: readonly Message[], generation: GenerationOptions): Record<string, JsonValue> {
+  private buildBody(
+    systemPrompt: string,
+    tools: readonly Tool[],
+    history: readonly Message[],
+    generation: GenerationOptions,
+    output: OutputFormat | undefined,
+  ): Record<string, JsonValue> {
     const body: Record<string, JsonValue> = { model: this.modelName, messages: convertMessages(systemPrompt, history, this.conversion) };
     // The OpenAI API rejects an empty `tools` array, so no tools means no `tools` key.
     if (tools.length > 0) body['tools'] = tools.map((tool) => toolToOpenAI(tool) as unknown as JsonValue);
@@ -190,6 +198,7 @@ export class OpenAIChatProvider implements ChatProvider {
     Object.assign(body, generationBody(layNeutralOptions(this.own, generation, layout)));
     const effort = this.reasoningEffort(history);
     if (effort !== undefined) body['reasoning_effort'] = effort;
+    if (output !== undefined) body['response_format'] = responseFormat(output);
     Object.assign(body, this.own.extraBody);
     return body;
   }

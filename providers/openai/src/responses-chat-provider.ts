@@ -8,6 +8,7 @@ import {
   type GenerationOptions,
   type JsonValue,
   type Message,
+  type OutputFormat,
   type ProviderGenerateOptions,
   type StreamedMessage,
   type ThinkingEffort,
@@ -23,6 +24,7 @@ import { mergeResponsesGenerationOptions, responsesGenerationBody, type Response
 import { convertInput, type ResponsesInputConversion } from './responses-input.js';
 import { systemRoleFor } from './responses-system-role.js';
 import { toolToResponses } from './responses-tools.js';
+import { responsesTextFormat } from './structured-output.js';
 
 /** Options of an {@link OpenAIResponsesChatProvider}. */
 export interface OpenAIResponsesChatProviderOptions extends ConnectionOptions {
@@ -122,7 +124,7 @@ export class OpenAIResponsesChatProvider implements ChatProvider {
    */
   async generate(systemPrompt: string, tools: readonly Tool[], history: readonly Message[], options: ProviderGenerateOptions = {}): Promise<StreamedMessage> {
     const generation = resolveGenerationOptions(this.name, this.neutral, options.generation, tools);
-    const body = this.buildBody(systemPrompt, tools, history, generation);
+    const body = this.buildBody(systemPrompt, tools, history, generation, options.output);
     return this.connection.open(body, options.signal, new ResponsesEventConverter(), RESPONSES_ENDPOINT);
   }
 
@@ -154,7 +156,13 @@ export class OpenAIResponsesChatProvider implements ChatProvider {
     return `OpenAIResponsesChatProvider ${inspect(this.toJSON())}`;
   }
 
-  private buildBody(systemPrompt: string, tools: readonly Tool[], history: readonly Message[], generation: GenerationOptions): Record<string, JsonValue> {
+  private buildBody(
+    systemPrompt: string,
+    tools: readonly Tool[],
+    history: readonly Message[],
+    generation: GenerationOptions,
+    output: OutputFormat | undefined,
+  ): Record<string, JsonValue> {
     const body: Record<string, JsonValue> = {
       stream: true,
       model: this.modelName,
@@ -170,6 +178,7 @@ export class OpenAIResponsesChatProvider implements ChatProvider {
       body['reasoning'] = { effort, summary: 'auto' };
       body['include'] = ['reasoning.encrypted_content'];
     }
+    if (output !== undefined) body['text'] = { format: responsesTextFormat(output) };
     Object.assign(body, this.own.extraBody);
     return body;
   }

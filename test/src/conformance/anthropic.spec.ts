@@ -79,6 +79,7 @@ const adapter: ConformanceAdapter = {
     return (await servers.at(-1)!.lastRequest.closed) === 'aborted';
   },
   sentGeneration: () => messagesGeneration(servers.at(-1)!.lastRequest.body as Record<string, unknown>),
+  sentOutput: () => (servers.at(-1)!.lastRequest.body as { output_config?: { format?: { schema?: Record<string, unknown> } } }).output_config?.format?.schema,
   async after(): Promise<void> {
     await Promise.all(servers.splice(0).map((server) => server.close()));
   },

@@ -25,6 +25,7 @@ import {
   type Toolset,
 } from '@kosong/core';
 import { expect } from 'chai';
+import { structuredOutputCases } from './structured-output.js';
 
 /** What the model should answer. */
 export type Scenario =
@@ -59,6 +60,11 @@ export interface ConformanceAdapter {
    * provider, from its recording). An option the request did not carry is left out.
    */
   sentGeneration?(provider: ChatProvider): GenerationOptions | Promise<GenerationOptions>;
+  /**
+   * For the structured-output tests: the JSON Schema the last request of `provider` asked the model's
+   * output to match, read back from the wire body (or, for an offline provider, from its recording).
+   */
+  sentOutput?(provider: ChatProvider): Record<string, unknown> | undefined | Promise<Record<string, unknown> | undefined>;
 }
 
 /** Two values of each generation option: `asked` per call, `configured` on the provider with `withGeneration`. */
@@ -249,6 +255,8 @@ export function conformanceSuite(adapter: ConformanceAdapter): void {
         expect(provider.generation).to.deep.equal({}, 'withGeneration left the provider as it was');
       });
     });
+
+    structuredOutputCases(adapter);
 
     it('passes the history it is given without changing it', async () => {
       const history = Object.freeze([Object.freeze(user('one')), Object.freeze({ role: 'assistant', content: [textPart('two')] } as Message)]);

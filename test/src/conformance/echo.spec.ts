@@ -3,7 +3,11 @@ import { textPart } from '@kosong/core';
 import { EchoChatProvider } from '@kosong/provider-echo';
 import { conformanceSuite, type Scenario, type Primed } from './conformance.js';
 
-const line = (kind: string, payload: string): string => `${kind}: ${JSON.stringify(payload)}`;
+/** A DSL line: the payload in quotes, which keep its spaces (the DSL removes one pair and unescapes nothing). */
+const line = (kind: string, payload: string): string => {
+  if (payload.includes('\n')) throw new Error('an echo DSL line cannot hold a newline');
+  return `${kind}: "${payload}"`;
+};
 
 function script(scenario: Scenario): string {
   switch (scenario.kind) {
@@ -34,4 +38,5 @@ conformanceSuite({
   reportsRetryAfter: false,
   prime,
   sentGeneration: (provider) => (provider as EchoChatProvider).requests.at(-1)?.generation ?? {},
+  sentOutput: (provider) => (provider as EchoChatProvider).requests.at(-1)?.output?.schema,
 });

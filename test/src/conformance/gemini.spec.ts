@@ -87,6 +87,8 @@ conformanceSuite({
     return (await servers.at(-1)!.lastRequest.closed) === 'aborted';
   },
   sentGeneration: () => geminiGeneration(servers.at(-1)!.lastRequest.body as Record<string, unknown>),
+  sentOutput: () =>
+    (servers.at(-1)!.lastRequest.body as { generationConfig?: { responseJsonSchema?: Record<string, unknown> } }).generationConfig?.responseJsonSchema,
   async after(): Promise<void> {
     await Promise.all(servers.map((server) => server.close()));
   },

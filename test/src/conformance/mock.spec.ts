@@ -34,4 +34,5 @@ conformanceSuite({
   reportsRetryAfter: true,
   prime,
   sentGeneration: (provider) => (provider as MockChatProvider).requests.at(-1)?.generation ?? {},
+  sentOutput: (provider) => (provider as MockChatProvider).requests.at(-1)?.output?.schema,
 });

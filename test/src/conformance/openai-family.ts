@@ -104,6 +104,7 @@ export function openAIFamilyAdapter(name: string, streamsThinking: boolean, crea
     sentGeneration(): GenerationOptions {
       return chatCompletionsGeneration(servers.at(-1)!.lastRequest.body as Record<string, unknown>);
     },
+    sentOutput: () => (servers.at(-1)!.lastRequest.body as { response_format?: { json_schema?: { schema?: Record<string, unknown> } } }).response_format?.json_schema?.schema,
     async after(): Promise<void> {
       await Promise.all(servers.map((server) => server.close()));
     },

@@ -76,6 +76,7 @@ conformanceSuite({
     return (await servers.at(-1)!.lastRequest.closed) === 'aborted';
   },
   sentGeneration: () => responsesGeneration(servers.at(-1)!.lastRequest.body as Record<string, unknown>),
+  sentOutput: () => (servers.at(-1)!.lastRequest.body as { text?: { format?: { schema?: Record<string, unknown> } } }).text?.format?.schema,
   async after(): Promise<void> {
     await Promise.all(servers.map((server) => server.close()));
   },

@@ -1,4 +1,5 @@
 import type { JsonValue, Tool, ToolContext, ToolReturnValue } from '@kosong/core';
+import type { SchemaIssue } from '@kosong/core/json-schema';
 
 /**
  * What a tool's `execute` may return: a {@link ToolReturnValue} (build it with `toolOk` / `toolError`
@@ -8,11 +9,7 @@ import type { JsonValue, Tool, ToolContext, ToolReturnValue } from '@kosong/core
 export type ToolOutput = ToolReturnValue | string;
 
 /** One reason why arguments are invalid: where (the path of the value inside the arguments) and what. */
-export interface ValidationIssue {
-  /** Keys and array indexes from the arguments' root to the offending value (`[]`: the root itself). */
-  readonly path: readonly (string | number)[];
-  readonly message: string;
-}
+export type ValidationIssue = SchemaIssue;
 
 /** The outcome of checking a call's arguments: the value `execute` gets, or what is wrong with them. */
 export type ArgumentCheck<Args> =

@@ -1,13 +1,13 @@
 import type { JsonSchema, JsonValue, ToolContext } from '@kosong/core';
+import { ajvIssues, formatJsonPath, jsonPointerSegments } from '@kosong/core/json-schema';
 import type * as AjvModule from 'ajv/dist/2020.js';
-import type { Ajv2020, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
+import type { Ajv2020, ValidateFunction } from 'ajv/dist/2020.js';
 import { createRequire } from 'node:module';
-import type { ArgumentCheck, CallableTool, ToolOutput, ValidationIssue } from './callable-tool.js';
+import type { ArgumentCheck, CallableTool, ToolOutput } from './callable-tool.js';
 import { deepFreeze } from './deep-freeze.js';
 import { ToolDefinitionError } from './errors.js';
 import { stripPrototypeKeys } from './prototype-keys.js';
 import { checkLimits, checkNameAndDescription, type ToolLimits } from './tool-limits.js';
-import { formatJsonPath } from './validation-issues.js';
 
 /** What {@link defineJsonSchemaTool} needs: the model-facing name and description, a JSON Schema, and the code. */
 export interface JsonSchemaToolDefinition<Args> extends ToolLimits {
@@ -77,7 +77,7 @@ function compile(name: string, schema: JsonSchema): ValidateFunction {
     throw new ToolDefinitionError(name, `parameters cannot be checked: ${(error as Error).message} (only draft 2020-12 is supported)`, { cause: error });
   }
   if (!valid) {
-    const problems = (instance.errors ?? []).map((error) => `${formatJsonPath(pointerSegments(error.instancePath))}: ${error.message ?? error.keyword}`);
+    const problems = (instance.errors ?? []).map((error) => `${formatJsonPath(jsonPointerSegments(error.instancePath))}: ${error.message ?? error.keyword}`);
     throw new ToolDefinitionError(name, `parameters is not a valid JSON Schema (draft 2020-12): ${problems.join('; ')}`);
   }
   try {
@@ -100,38 +100,4 @@ function jsonCopy(name: string, schema: unknown): JsonSchema {
   } catch (error) {
     throw new ToolDefinitionError(name, `parameters must be JSON: ${(error as Error).message}`, { cause: error });
   }
-}
-
-/** Ajv errors as validation issues, pointing at the offending key where ajv points at its parent. */
-export function ajvIssues(errors: readonly ErrorObject[]): ValidationIssue[] {
-  return errors.map((error) => {
-    const path = pointerSegments(error.instancePath);
-    const params = error.params as Record<string, unknown>;
-    switch (error.keyword) {
-      case 'required':
-        return { path: [...path, String(params['missingProperty'])], message: 'Missing required property' };
-      case 'additionalProperties':
-        return { path: [...path, String(params['additionalProperty'])], message: 'Unrecognized key' };
-      case 'unevaluatedProperties':
-        return { path: [...path, String(params['unevaluatedProperty'])], message: 'Unrecognized key' };
-      case 'enum': {
-        const allowed = Array.isArray(params['allowedValues']) ? params['allowedValues'].map((value) => JSON.stringify(value)).join(', ') : '';
-        return { path, message: `${error.message ?? 'must be one of the allowed values'}: ${allowed}` };
-      }
-      default:
-        return { path, message: error.message ?? `fails "${error.keyword}"` };
-    }
-  });
-}
-
-/** The segments of a JSON Pointer (`/items/0/name` → `['items', 0, 'name']`). */
-function pointerSegments(pointer: string): (string | number)[] {
-  if (pointer === '') return [];
-  return pointer
-    .slice(1)
-    .split('/')
-    .map((segment) => {
-      const key = segment.replace(/~1/g, '/').replace(/~0/g, '~');
-      return /^(0|[1-9]\d*)$/.test(key) ? Number(key) : key;
-    });
 }

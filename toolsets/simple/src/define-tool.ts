@@ -5,8 +5,8 @@ import { deepFreeze } from './deep-freeze.js';
 import { ToolDefinitionError } from './errors.js';
 import { stripPrototypeKeys } from './prototype-keys.js';
 import { checkLimits, checkNameAndDescription, type ToolLimits } from './tool-limits.js';
-import { formatJsonPath } from './validation-issues.js';
-import { zodToJsonSchema } from './zod-json-schema.js';
+import { formatJsonPath } from '@kosong/core/json-schema';
+import { zodToJsonSchema } from '@kosong/core/json-schema';
 
 /** What {@link defineTool} needs: the model-facing name and description, a zod 4 schema, and the code. */
 export interface ToolDefinition<Schema extends $ZodType> extends ToolLimits {

@@ -17,9 +17,8 @@ export { SimpleToolset, type AddToolOptions, type SimpleToolsetOptions } from '.
 export { combineToolsets, type NamedToolset } from './combine-toolsets.js';
 export type { ToolLimits } from './tool-limits.js';
 export { ToolDefinitionError, ToolNameConflictError, UnknownToolError } from './errors.js';
-export { derefJsonSchema } from './deref-json-schema.js';
-export { zodToJsonSchema } from './zod-json-schema.js';
+export { derefJsonSchema, zodToJsonSchema } from '@kosong/core/json-schema';
 export { stripPrototypeKeys } from './prototype-keys.js';
 export { truncateOutput, truncationNote } from './output-limit.js';
-export { formatIssues, formatJsonPath, MAX_LISTED_ISSUES } from './validation-issues.js';
+export { formatIssues, formatJsonPath, MAX_LISTED_ISSUES } from '@kosong/core/json-schema';
 export { describeReturnType, toolAborted, toolAbortedBeforeStart, toolTimedOut } from './tool-results.js';

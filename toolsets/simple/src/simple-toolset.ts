@@ -21,7 +21,7 @@ import { ToolDefinitionError, ToolNameConflictError, UnknownToolError } from './
 import { truncateOutput } from './output-limit.js';
 import { checkLimits, type ToolLimits } from './tool-limits.js';
 import { describeReturnType, toolAborted, toolAbortedBeforeStart, toolTimedOut } from './tool-results.js';
-import { formatIssues } from './validation-issues.js';
+import { formatIssues } from '@kosong/core/json-schema';
 
 /** Options of a {@link SimpleToolset}. */
 export interface SimpleToolsetOptions extends ToolLimits {

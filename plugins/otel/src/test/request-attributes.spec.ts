@@ -30,6 +30,15 @@ describe('otelPlugin: the request details on the chat span', () => {
     expect(telemetry.span('chat m').attributes['gen_ai.request.stop_sequences']).to.deep.equal(['END', 'STOP']);
   });
 
+  it('a step asking for structured output: gen_ai.output.type json; none without', async () => {
+    const hooks = new OtelStepHooks(telemetry.options());
+    const output = { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] };
+    await step({ provider: new MockChatProvider([textPart('{"n": 1}')], { modelName: 'json' }), systemPrompt: '', toolset: testToolset(), history, output, hooks: [{ name: 'otel', hooks }] });
+    await step({ provider: new MockChatProvider([textPart('plain')], { modelName: 'text' }), systemPrompt: '', toolset: testToolset(), history, hooks: [{ name: 'otel', hooks }] });
+    expect(telemetry.span('chat json').attributes['gen_ai.output.type']).to.equal('json');
+    expect(telemetry.span('chat text').attributes).to.not.have.property('gen_ai.output.type');
+  });
+
   it('sets no request attribute for options not asked for, nor for values of the wrong type', () => {
     const hooks = new OtelStepHooks(telemetry.options());
     const event = {

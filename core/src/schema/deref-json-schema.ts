@@ -1,4 +1,4 @@
-import type { JsonSchema } from '@kosong/core';
+import type { JsonSchema } from '../tooling/tool.js';
 
 /** Keywords whose value is one subschema. */
 const SCHEMA_KEYWORDS = new Set([

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { derefJsonSchema } from '../index.js';
+import { derefJsonSchema } from '../schema/deref-json-schema.js';
 
 describe('derefJsonSchema (spec §6.1)', () => {
   it('returns a schema without references unchanged (titles kept: it is not the zod path)', () => {

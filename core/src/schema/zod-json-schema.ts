@@ -1,4 +1,4 @@
-import type { JsonSchema } from '@kosong/core';
+import type { JsonSchema } from '../tooling/tool.js';
 import { toJSONSchema, type $ZodType } from 'zod/v4/core';
 import { derefJsonSchema } from './deref-json-schema.js';
 
