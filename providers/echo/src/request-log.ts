@@ -11,8 +11,8 @@ export interface RecordedRequest {
   readonly generation: GenerationOptions;
   /** The provider's thinking effort at the time. */
   readonly thinkingEffort: ThinkingEffort | undefined;
-  /** The structured output asked for, if any (an offline provider takes any: its script is its answer). */
-  readonly output: OutputFormat | undefined;
+  /** The structured output asked for (absent when none was; an offline provider takes any: its script is its answer). */
+  readonly output?: OutputFormat;
 }
 
 /** How many requests a {@link RequestLog} keeps by default (the most recent ones). */
@@ -54,7 +54,8 @@ export class RequestLog {
   }): void {
     const { systemPrompt, tools, history, generation, thinkingEffort, output } = request;
     this.total++;
-    this.recent.push(Object.freeze({ systemPrompt, tools, historyLength: history.length, generation, thinkingEffort, output }));
+    const entry: RecordedRequest = { systemPrompt, tools, historyLength: history.length, generation, thinkingEffort };
+    this.recent.push(Object.freeze(output === undefined ? entry : { ...entry, output }));
     if (this.recent.length > this.limit) this.recent.shift();
   }
 }
