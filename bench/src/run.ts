@@ -77,13 +77,21 @@ function readConfig(): Config {
 }
 
 /**
- * The suite with only the variants named in `only` (and the variants they are compared with); a suite
- * none of whose variants is named is kept whole.
+ * The suite with only the variants named in `only` (and the variants they are compared with, and
+ * theirs); a suite none of whose variants is named is kept whole.
  */
 function onlyVariants(suite: Suite, only: readonly string[]): Suite {
   const named = suite.variants.filter((v) => only.includes(v.name));
   if (named.length === 0) return suite;
-  const wanted = new Set(named.flatMap((v) => [v.name, baselineOf(suite, v.name) ?? v.name]));
+  // The named variants, their baselines, the baselines of those, and so on.
+  const wanted = new Set<string>();
+  const add = (name: string): void => {
+    if (wanted.has(name)) return;
+    wanted.add(name);
+    const baseline = baselineOf(suite, name);
+    if (baseline !== undefined) add(baseline);
+  };
+  for (const variant of named) add(variant.name);
   const variants = suite.variants.filter((v) => wanted.has(v.name));
   const targets = suite.targets?.filter((t) => wanted.has(t.variant) && (!('baseline' in t) || wanted.has(t.baseline)));
   const comparisons = suite.comparisons?.filter(([a, b]) => wanted.has(a) && wanted.has(b));

@@ -193,10 +193,11 @@ class StepExecution implements StepRun {
           reportFailure: (kind, error) => guard!.reportFailure('options', 'onApproval', kind, error),
         })
       : undefined;
-    this.runs = new ToolRuns(options.toolset, this.stepId, (index, call, result, durationMs) => bus.toolResult(call, index, result, durationMs), gate, {
-      context,
-      inScope: this.wrappers && ((call, index, run) => this.inToolScope(call, index, run)),
-    });
+    const settings =
+      context === undefined && this.wrappers === undefined
+        ? undefined
+        : { context, inScope: this.wrappers && (<T>(call: ToolCall, index: number, run: () => T) => this.inToolScope(call, index, run)) };
+    this.runs = new ToolRuns(options.toolset, this.stepId, (index, call, result, durationMs) => bus.toolResult(call, index, result, durationMs), gate, settings);
     const signal = options.signal;
     if (signal) {
       this.onAbort = () => this.runs.cancel(signal.reason);

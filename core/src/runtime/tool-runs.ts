@@ -239,9 +239,13 @@ export class ToolRuns {
     }
   }
 
-  /** Settles a call whose result is known now, one microtask later (results always arrive asynchronously). */
+  /**
+   * Settles a call whose result is known now, one microtask later (results always arrive
+   * asynchronously). A resolved promise, not `queueMicrotask`: Node wraps each of those in an async
+   * resource.
+   */
   private settleSoon(index: number, call: ToolCall, result: ToolResult, startedAt: number, heard = true): void {
-    queueMicrotask(() => this.settle(index, call, result, startedAt, heard));
+    void RESOLVED.then(() => this.settle(index, call, result, startedAt, heard));
   }
 
   /**
@@ -284,6 +288,8 @@ export class ToolRuns {
 }
 
 const CHECK: GateEntry = Object.freeze({ type: 'check' });
+
+const RESOLVED: Promise<void> = Promise.resolve();
 
 /**
  * The result of `call` from what the toolset gave, as plain data read once. Never throws: reading a
