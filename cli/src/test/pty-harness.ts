@@ -41,9 +41,9 @@ export class PtyCli {
 
   constructor(args: readonly string[], cwd: string, options: PtyOptions = {}) {
     const env: NodeJS.ProcessEnv = { ...process.env, TERM: 'xterm-256color' };
-    delete env.NO_COLOR;
-    delete env.FORCE_COLOR;
-    delete env.NODE_OPTIONS;
+    // what would make Node see fewer colours than the terminal has: NO_COLOR and its kin, and `CI`
+    // (Node gives 2 colours to a CI it does not know by name; the project's CI sets it)
+    for (const name of ['NO_COLOR', 'NODE_DISABLE_COLORS', 'FORCE_COLOR', 'CI', 'TEAMCITY_VERSION', 'NODE_OPTIONS']) delete env[name];
     for (const [name, value] of Object.entries(options.env ?? {})) {
       if (value === undefined) delete env[name];
       else env[name] = value;
