@@ -74,6 +74,13 @@ describe('kosong --provider gemini (the CLI, end to end against a local Gemini s
     expect(second.contents.at(-1)!.parts.map((part) => (part['functionResponse'] as { response: { output: string } }).response.output)).to.deep.equal(['42', '4']);
   });
 
+  it('--max-tokens and --temperature reach generationConfig of every request', async () => {
+    ctx.server.reply(textReply(['Short.']));
+    const run = await kosong(['--provider', 'gemini', '--max-tokens', '64', '--temperature', '0.4', 'run', 'hi'], { GEMINI_API_KEY: TEST_KEY, GEMINI_BASE_URL: ctx.server.url }, cwd);
+    expect(run.code, run.stderr).to.equal(0);
+    expect((ctx.server.lastRequest.body as { generationConfig: unknown }).generationConfig).to.deep.equal({ maxOutputTokens: 64, temperature: 0.4 });
+  });
+
   it('a Gemini error ends the turn with exit code 1 and says why, without the key', async () => {
     ctx.server.reply((request, response) => {
       response.writeHead(400, { 'content-type': 'application/json' });
