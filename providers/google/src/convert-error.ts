@@ -1,4 +1,13 @@
-import { APIConnectionError, APIStatusError, APITimeoutError, ChatProviderError, errorChainMessages, retryAfterSeconds, transportFailureKind } from '@kosong/core';
+import {
+  APIConnectionError,
+  APIStatusError,
+  APITimeoutError,
+  ChatProviderError,
+  errorChainMessages,
+  retryAfterSeconds,
+  scrubSecrets,
+  transportFailureKind,
+} from '@kosong/core';
 
 import { containsSecret, redact } from './redact.js';
 import { isObject } from './response-converter.js';
@@ -40,7 +49,7 @@ export function statusError(response: FailedResponse, secrets: readonly (string 
  * status the provider did not capture) → {@link APIStatusError}; anything else →
  * {@link ChatProviderError} `Error: …`. A {@link ChatProviderError} is returned as it is (rebuilt
  * when a secret slipped into its message). Secrets are redacted from messages, and the original
- * error is kept as `cause` only when it holds none.
+ * error is kept as `cause` scrubbed of them (core's `scrubSecrets`).
  */
 export function convertError(error: unknown, secrets: readonly (string | undefined)[]): ChatProviderError {
   if (ChatProviderError.isInstance(error)) {
@@ -49,7 +58,7 @@ export function convertError(error: unknown, secrets: readonly (string | undefin
     const { requestId, traceId, retryAfterSeconds } = error;
     return new APIStatusError(error.statusCode, redact(error.message, secrets), { requestId, traceId, retryAfterSeconds });
   }
-  const cause: ErrorOptions = containsSecret(describeChain(error), secrets) ? {} : { cause: error };
+  const cause: ErrorOptions = { cause: scrubSecrets(error, secrets) };
   const message = redact(errorMessage(error), secrets);
   const status = (error as { status?: unknown } | null)?.status;
   if (error instanceof Error && error.name === 'ApiError' && typeof status === 'number') return new APIStatusError(status, message, cause);

@@ -7,6 +7,7 @@ import type { GenerationOptions } from '@kosong/core';
 import { GeminiChatProvider } from '@kosong/provider-google';
 import { errorBody, GeminiServer, wireChunk, wireFunctionCall, wireText, wireThought, type ServerReply } from '@kosong/provider-google/testing';
 import { conformanceSuite, type Primed, type Scenario } from './conformance.js';
+import { credentialLeakSuite } from './credential-leaks.js';
 
 function reply(scenario: Scenario): ServerReply {
   switch (scenario.kind) {
@@ -93,3 +94,5 @@ conformanceSuite({
     await Promise.all(servers.map((server) => server.close()));
   },
 });
+
+credentialLeakSuite({ name: 'GeminiChatProvider', create: (options) => new GeminiChatProvider({ ...options, model: 'gemini-2.5-flash' }) });
