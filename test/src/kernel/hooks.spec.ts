@@ -20,7 +20,7 @@ import { expect } from 'chai';
 import { ContainerModule } from 'inversify';
 import sinon from 'sinon';
 import { namesOf, only, recordingHooks, sleep } from '../support.js';
-import { base, call, rejectionOf } from './support.js';
+import { base, call, isSettled, rejectionOf } from './support.js';
 
 const HOOK_TIMEOUT_MS = 20;
 const HOOKS: readonly StepHookName[] = ['onStepStart', 'onPart', 'onToolCall', 'onToolResult', 'onStepEnd', 'onCleanup'];
@@ -209,12 +209,16 @@ describe('kernel: hooks', () => {
     beforeEach(() => {
       kernel = new Kernel({ hookTimeoutMs: HOOK_TIMEOUT_MS });
     });
-    afterEach(() => kernel.dispose());
+    afterEach(() => {
+      sinon.restore(); // the fake clock first: disposal runs on real time
+      return kernel.dispose();
+    });
 
     const mockPlugin = (provider = new MockChatProvider([textPart('ok')])) =>
       definePlugin({ name: 'mock', setup: (ctx) => ctx.bindChatProvider('mock', provider) });
 
-    it('a timing plugin measures each step from onStepStart to onStepEnd', async () => {
+    it('a timing plugin measures each step from onStepStart to onStepEnd (fake clock: parts 10 ms apart)', async () => {
+      const clock = sinon.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
       const durations = new Map<string, { measured: number; reported: number }>();
       const started = new Map<string, number>();
       const timing = definePlugin({
@@ -230,12 +234,17 @@ describe('kernel: hooks', () => {
       });
       await kernel.use(mockPlugin(new MockChatProvider([textPart('a'), textPart('b'), textPart('c')], { delayMs: 10 })), timing);
       const runner = kernel.runner();
-      const results = await Promise.all([runner.step(base), runner.step(base)]);
+      const running = Promise.all([runner.step(base), runner.step(base)]);
+      await clock.tickAsync(29);
+      expect(durations.size, 'no step ended before its third part').to.equal(0);
+      await clock.tickAsync(1);
+      expect(await isSettled(running), 'both steps ended with their third part, at 30 ms').to.equal(true);
+      const results = await running;
       expect([...durations.keys()].sort()).to.deep.equal(results.map((r) => r.stepId).sort());
-      for (const { measured, reported } of durations.values()) {
-        expect(measured).to.be.within(25, 1_000);
-        expect(reported).to.be.within(measured - 1, measured + 5);
-      }
+      expect([...durations.values()]).to.deep.equal([
+        { measured: 30, reported: 30 },
+        { measured: 30, reported: 30 },
+      ]);
       expect(started.size).to.equal(0);
     });
 
@@ -343,21 +352,24 @@ describe('kernel: hooks', () => {
       expect(ours[1]).to.include('sink is broken');
     });
 
-    it('a hook that rejects after its timeout is reported once, as a timeout', async () => {
+    it('a hook that rejects after its timeout is reported once, as a timeout; the step does not wait for it (fake clock)', async () => {
+      const clock = sinon.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
       const reports: HookErrorReport[] = [];
+      const late = sinon.spy(() => sleep(150).then(() => Promise.reject(new Error('too late'))));
       await kernel.use(
         mockPlugin(),
         definePlugin({ name: 'sink', setup: (ctx) => ctx.bindHookErrorSink({ report: (r) => void reports.push(r) }) }),
-        definePlugin({
-          name: 'late',
-          setup: (ctx) => ctx.bindHooks({ onStepStart: () => sleep(150).then(() => Promise.reject(new Error('too late'))) }),
-        }),
+        definePlugin({ name: 'late', setup: (ctx) => ctx.bindHooks({ onStepStart: late }) }),
       );
-      const started = performance.now();
-      await kernel.runner().step(base);
-      expect(performance.now() - started, 'the step did not wait for the hook').to.be.lessThan(120);
-      await sleep(150);
+      const running = kernel.runner().step(base);
+      await clock.tickAsync(HOOK_TIMEOUT_MS - 1);
+      expect(reports, 'nothing reported before the timeout').to.deep.equal([]);
+      await clock.tickAsync(1);
+      expect(await isSettled(running), 'the step ended at the hook timeout, not when the hook settled').to.equal(true);
+      sinon.assert.calledOnce(late);
       expect(reports.map((r) => [r.plugin, r.hook, r.kind])).to.deep.equal([['late', 'onStepStart', 'timeout']]);
+      await clock.tickAsync(150); // the hook now rejects: already reported, not again
+      expect(reports).to.have.length(1);
     });
 
     it('hooks never fire for another tenant\'s steps, and their failures are not reported there', async () => {
