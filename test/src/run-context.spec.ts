@@ -21,7 +21,7 @@ import {
 } from '@kosong/core';
 import { MockChatProvider } from '@kosong/provider-echo';
 import { expect } from 'chai';
-import { abortableSleep, deepFreeze } from './support.js';
+import { abortableSleep, deepFreeze, namesOf, recordingHooks } from './support.js';
 
 const history: readonly Message[] = deepFreeze([{ role: 'user', content: [textPart('go')] }]);
 const base = { systemPrompt: 'You are a test.', history };
@@ -90,19 +90,11 @@ describe('run context', () => {
 
     it('is carried, as the same value, by every hook event of its step', async () => {
       const context = { user: 'ada', db: { query: () => 'rows' } };
-      const seen: [string, unknown][] = [];
-      const record = (hook: string) => (event: { readonly context?: unknown }) => void seen.push([hook, event.context]);
-      const hooks: StepHooks = {
-        onStepStart: record('onStepStart'),
-        onPart: record('onPart'),
-        onToolCall: record('onToolCall'),
-        onToolResult: record('onToolResult'),
-        onStepEnd: record('onStepEnd'),
-        onCleanup: record('onCleanup'),
-      };
-      const result = await step({ ...base, provider: new MockChatProvider([textPart('hi'), toolCall('c1', 'who', '{}')]), toolset: whoAmI, context, hooks: [{ name: 'r', hooks }] });
+      const { entry, events } = recordingHooks();
+      const result = await step({ ...base, provider: new MockChatProvider([textPart('hi'), toolCall('c1', 'who', '{}')]), toolset: whoAmI, context, hooks: [entry] });
       await result.toolResults();
-      expect(seen.map(([hook]) => hook)).to.deep.equal(['onStepStart', 'onPart', 'onPart', 'onToolCall', 'onStepEnd', 'onToolResult', 'onCleanup']);
+      expect(namesOf(events)).to.deep.equal(['onStepStart', 'onPart', 'onPart', 'onToolCall', 'onStepEnd', 'onToolResult', 'onCleanup']);
+      const seen = events.map(([hook, event]) => [hook, (event as { context?: unknown }).context] as const);
       for (const [hook, value] of seen) expect(value, hook).to.equal(context);
     });
 

@@ -95,7 +95,8 @@ export interface AgentOptions {
   /**
    * When the model's last answer is not the structured output asked for (a `StructuredOutputError`),
    * show it its mistake once: its answer and a message naming the issues go into the context, and the
-   * step is tried again (a `retry` event with no delay). Default `false`: the turn fails at once.
+   * step is tried again (a `retry` agent event with no delay; the hooks' `onRetry` is for failed
+   * requests only). Default `false`: the turn fails at once.
    */
   readonly retryInvalidOutput?: boolean;
   /** Steps per turn at most (default 100). */
@@ -286,11 +287,6 @@ export class Agent {
         if (error.usage) usage = addUsage(usage, error.usage);
         await this.context.append(error.response, outputCorrection(error));
         emit({ type: 'retry', step: stepNo, attempt: 1, nextAttempt: 2, delayMs: 0, error });
-        try {
-          this.options.onRetry?.({ stepId: '', step: stepNo, attempt: 1, nextAttempt: 2, delayMs: 0, error, context: runOptions.context });
-        } catch {
-          // a notification; the kernel's delivers to guarded hooks
-        }
         stepNo--; // the same step again, now that the model knows its mistake
         continue;
       }
