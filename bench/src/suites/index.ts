@@ -10,6 +10,7 @@ import { argumentsSuite } from './arguments/index.js';
 import { coldStartSuite } from './cold-start/index.js';
 import { concurrentSuite } from './concurrent/index.js';
 import { distributedSuite } from './distributed/index.js';
+import { eventsSuite } from './events/index.js';
 import { geminiSuite } from './gemini/index.js';
 import { growthSuite } from './growth/index.js';
 import { kernelSuite } from './kernel/index.js';
@@ -24,6 +25,7 @@ export const suites: readonly Suite[] = [
   growthSuite,
   smallSuite,
   concurrentSuite,
+  eventsSuite,
   coldStartSuite,
   kernelSuite,
   otelSuite,
