@@ -1,11 +1,13 @@
 /**
- * The `events` suite: what a hook event costs — built (a frozen object), delivered to a guarded hook —
- * and that none is built when no hook listens.
+ * The `events` suite: what a hook event costs — built (a frozen object, its part frozen), delivered
+ * to a guarded hook — measured on the step suite's workload, where every streamed part is an event.
+ * That no event is built for a hook nobody has is the `step` variant: it pays for none.
  *
  * @module
  */
 import type { Suite } from '../../harness.js';
-import { CALLS } from './variants.js';
+import { stepSuite } from '../step/index.js';
+import { EVENTS, PAIRS } from './variants.js';
 
 const variants = async () => import('./variants.js');
 
@@ -13,15 +15,15 @@ export const eventsSuite: Suite = {
   name: 'events',
   title: 'Hook events: cost per event',
   workload:
-    `one step of ${CALLS.toLocaleString('en')} tool calls and no text (the tool resolves at once); with a hook, ${(2 * CALLS).toLocaleString('en')} events ` +
-    '(`onToolCall` and `onToolResult` of every call). The cost per event is measured in the `step+hook` process: 21 steps without and 21 with the hook, ' +
-    'alternated, the difference of their medians divided by the events',
+    `${stepSuite.workload} (the step suite's workload); with a hook on \`onPart\`, \`onToolCall\` and \`onToolResult\`, ${EVENTS.toLocaleString('en')} events per step. ` +
+    `The cost of one event is measured inside each \`step+hook\` process after its timed runs: ${PAIRS} steps without and ${PAIRS} with the hook, alternated, ` +
+    'the difference of their median CPU times (user + system) divided by the events of a step',
   baseline: 'step',
   variants: [
-    { name: 'step', description: '`step()` + `toolResults()`, no hooks', load: async () => ({ prepare: (await variants()).prepareWithoutHooks }) },
+    { name: 'step', description: '`step()` + `toolResults()`, no hooks (no event is built)', load: async () => ({ prepare: (await variants()).prepareWithoutHooks }) },
     {
       name: 'step+hook',
-      description: 'the same with one hooks object whose `onToolCall` and `onToolResult` count calls',
+      description: 'the same with one hooks object whose `onPart`, `onToolCall` and `onToolResult` count their events',
       load: async () => ({ prepare: (await variants()).prepareWithHook }),
     },
   ],

@@ -1,53 +1,55 @@
 /**
- * Variants of the `events` suite: one step of {@link CALLS} tool calls (no text), without hooks and
- * with one hooks object listening to `onToolCall` and `onToolResult` (two events per call). The
- * second also measures, in its own process, what one event costs: steps with and without the hook,
- * alternated, the difference of their medians divided by the events.
+ * Variants of the `events` suite: the step suite's response, without hooks and with one hooks object
+ * listening to `onPart`, `onToolCall` and `onToolResult` (an event per streamed part, two per call).
+ * The second also measures, in its own process, what one event costs — built (a frozen object, its
+ * part frozen too) and delivered through the step's guard: steps with and without the hook,
+ * alternated, the difference of their median CPU times (user + system, so that other processes of a
+ * loaded machine count less than in wall time) divided by the events of a step.
  *
  * @module
  */
 import { step, type StepHooks } from '@kosong/core';
 import type { PreparedVariant } from '../../harness.js';
 import { prepareStep } from '../step/kosong.js';
-import type { ResponseShape } from '../step/workload.js';
+import { partCount, STEP_RESPONSE } from '../step/workload.js';
 
 type StepOutput = ReturnType<typeof prepareStep> extends PreparedVariant<infer O> ? O : never;
 
-/** Tool calls of the step. */
-export const CALLS = 1_000;
-const SHAPE: ResponseShape = { textDeltas: 0, toolCalls: CALLS };
-/** Events the hook hears per step: `onToolCall` and `onToolResult` for every call. */
-const EVENTS = 2 * CALLS;
+/** Events the hook hears per step: `onPart` for every part, `onToolCall` and `onToolResult` for every call. */
+export const EVENTS = partCount(STEP_RESPONSE) + 2 * STEP_RESPONSE.toolCalls;
 /** Alternated pairs of steps (without, with the hook) per measurement. */
-const PAIRS = 21;
+export const PAIRS = 11;
 
 let heard = 0;
-const noOp: StepHooks = {
+const counting: StepHooks = {
+  onPart: () => void heard++,
   onToolCall: () => void heard++,
   onToolResult: () => void heard++,
 };
 
 function prepareSteps(hooks: boolean) {
-  return prepareStep(
-    hooks ? 'step+hook' : 'step',
-    (provider, toolset) => () => step({ provider, systemPrompt: 'You are a benchmark.', toolset, history: [], ...(hooks ? { hooks: [{ name: 'no-op', hooks: noOp }] } : {}) }),
-    SHAPE,
+  return prepareStep(hooks ? 'step+hook' : 'step', (provider, toolset) => () =>
+    step({ provider, systemPrompt: 'You are a benchmark.', toolset, history: [], ...(hooks ? { hooks: [{ name: 'counting', hooks: counting }] } : {}) }),
   );
 }
 
 /** The step without hooks. */
-export function prepareWithoutHooks(): PreparedVariant {
+export function prepareWithoutHooks(): PreparedVariant<StepOutput> {
   return prepareSteps(false);
 }
 
-/** The step with a hook on two events per call; `measure` gives the cost of one event. */
+/** The step with the counting hook; `measure` gives the cost of one event. */
 export function prepareWithHook(): PreparedVariant<StepOutput> {
   const withHook = prepareSteps(true);
   const without = prepareSteps(false);
-  const timed = async (variant: PreparedVariant<StepOutput>): Promise<number> => {
-    const start = performance.now();
-    variant.verify(await variant.run());
-    return performance.now() - start;
+  const cpuMsOf = async (variant: PreparedVariant<StepOutput>, expectedEvents: number): Promise<number> => {
+    heard = 0;
+    const start = process.cpuUsage();
+    const output = await variant.run();
+    const { user, system } = process.cpuUsage(start);
+    variant.verify(output);
+    if (heard !== expectedEvents) throw new Error(`events: the hook heard ${heard} events, expected ${expectedEvents}`);
+    return (user + system) / 1000;
   };
   return {
     async run() {
@@ -62,11 +64,14 @@ export function prepareWithHook(): PreparedVariant<StepOutput> {
       const bare: number[] = [];
       const hooked: number[] = [];
       for (let i = 0; i < PAIRS; i++) {
-        bare.push(await timed(without));
-        hooked.push(await timed(withHook));
+        bare.push(await cpuMsOf(without, 0));
+        hooked.push(await cpuMsOf(withHook, EVENTS));
       }
-      const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
       return { eventNs: ((median(hooked) - median(bare)) * 1e6) / EVENTS };
     },
   };
+}
+
+function median(values: readonly number[]): number {
+  return [...values].sort((a, b) => a - b)[values.length >> 1]!;
 }
