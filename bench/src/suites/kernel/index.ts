@@ -57,7 +57,7 @@ export const kernelSuite: Suite = {
   ],
   targets: [
     { variant: 'runner', baseline: 'step', maxRatio: 1.1 },
-    { variant: 'runner+10hooks', baseline: 'step', maxRatio: 1.5 },
+    { variant: 'runner+10hooks', baseline: 'step', maxRatio: 1.3 },
     { variant: 'runner+10classhooks', baseline: 'runner+10hooks', maxRatio: 1.05 },
     { variant: 'runner@10ktenants', baseline: 'runner@10tenants', maxRatio: 1.05 },
     { variant: 'runner@10ktenants', metric: 'heapPerTenantKb', max: 4 },
