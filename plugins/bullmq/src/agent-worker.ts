@@ -15,7 +15,7 @@ import {
 } from '@kosong/core';
 import { DelayedError, Job, Queue, UnrecoverableError, WaitingError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { closeRedis, closeWithin, createRedis, type RedisConnection } from './connection.js';
+import { closeOrDisconnect, closeRedis, createRedis, type RedisConnection } from './connection.js';
 import { FencedError } from './errors.js';
 import { DEFAULT_PREFIX, GlobalKeys, SessionKeys, TURN_QUEUE } from './keys.js';
 import { RedisContext } from './redis-context.js';
@@ -382,10 +382,10 @@ export class AgentWorker {
         for (const interrupt of this.#running.values()) interrupt({ kind: 'handover', error: new Error('the agent worker is shutting down') });
       }, options.deadlineMs ?? 10_000);
       try {
-        await closeWithin(() => this.#worker.close(), (options.deadlineMs ?? 10_000) + 5_000);
+        await closeOrDisconnect(this.#worker, (options.deadlineMs ?? 10_000) + 5_000);
       } finally {
         clearTimeout(deadline);
-        await Promise.all([...this.#toolQueues.values(), this.#turnQueue].map((q) => closeWithin(() => q.close())));
+        await Promise.all([...this.#toolQueues.values(), this.#turnQueue].map((q) => closeOrDisconnect(q)));
         await Promise.all([closeRedis(this.#subscriber), closeRedis(this.#commands), closeRedis(this.#redis)]);
       }
     })();

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { isToolResult, toolCancelled, toolInvalidReturn, type Tool, type ToolCall, type ToolContext, type ToolResult, type Toolset } from '@kosong/core';
 import { Job, Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { closeRedis, closeWithin, createRedis, type RedisConnection } from './connection.js';
+import { closeOrDisconnect, closeRedis, createRedis, type RedisConnection } from './connection.js';
 import { DEFAULT_PREFIX, GlobalKeys, toolQueueName } from './keys.js';
 import { cancelToolJob, signalToolJob } from './tool-job-canceller.js';
 import { remoteToolTimedOut, toolJobId, toolWorkerLost, type ToolJobData } from './tool-job.js';
@@ -254,7 +254,7 @@ export class RemoteToolset implements Toolset {
     for (const pending of this.#pending.values()) {
       pending.settle({ toolCallId: pending.call.id, returnValue: toolCancelled(pending.call.function.name, 'the remote toolset was closed') });
     }
-    await Promise.all([closeWithin(() => this.#events.close()), closeWithin(() => this.#queue.close())]);
+    await Promise.all([closeOrDisconnect(this.#events), closeOrDisconnect(this.#queue)]);
     await Promise.all([closeRedis(this.#redis), closeRedis(this.#eventsRedis)]);
   }
 }

@@ -54,6 +54,17 @@ export function toolWorkerLost(toolName: string): ToolReturnValue {
   });
 }
 
+/**
+ * The result the model gets when the tool worker shut down while the call ran, and the tool did not
+ * stop after its abort: the worker stopped waiting for it.
+ */
+export function toolAbandonedAtShutdown(toolName: string): ToolReturnValue {
+  return toolError({
+    message: `Tool \`${toolName}\` did not finish: the tool worker shut down, and the tool did not stop when it was aborted (it may still have been running when the worker stopped waiting for it).`,
+    brief: 'Tool worker shut down',
+  });
+}
+
 /** The result the model gets when a remote call took longer than its timeout. */
 export function remoteToolTimedOut(toolName: string, timeoutMs: number): ToolReturnValue {
   return toolError({ message: `Tool \`${toolName}\` timed out after ${timeoutMs} ms`, brief: 'Timed out' });

@@ -1,9 +1,9 @@
-import { toolNotExecuted, type Tool, type Toolset } from '@kosong/core';
+import { toolCancelled, toolNotExecuted, type Tool, type Toolset } from '@kosong/core';
 import { Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { closeRedis, createRedis, type RedisConnection } from './connection.js';
+import { closeOrDisconnect, closeRedis, createRedis, type RedisConnection } from './connection.js';
 import { DEFAULT_PREFIX, GlobalKeys, toolQueueName } from './keys.js';
-import { isToolJobData, runLocally, toolWorkerLost } from './tool-job.js';
+import { isToolJobData, runLocally, toolAbandonedAtShutdown, toolWorkerLost } from './tool-job.js';
 import type { ToolResult } from '@kosong/core';
 
 /** Options of {@link ToolWorker.start}. */
@@ -40,6 +40,12 @@ export interface ToolWorkerOptions {
 export interface ToolWorkerCloseOptions {
   /** How long running calls may take to finish before they are aborted (default 10 s). */
   readonly deadlineMs?: number;
+  /**
+   * After the abort, how long running calls get to settle before the worker stops waiting for them
+   * (default 5 s): their callers get the error result "abandoned at shutdown", and the tool, which
+   * ignored its abort, is left running in this process.
+   */
+  readonly abandonAfterMs?: number;
 }
 
 /** What a tool worker publishes about its queue, for `RemoteToolset.connect`. @internal */
@@ -50,6 +56,17 @@ export interface PublishedToolList {
 
 /** How long a cancellation that arrived before its call started is remembered. */
 const EARLY_CANCEL_TTL_MS = 60_000;
+/** How long closing waits for BullMQ (and Redis) once no call is running any more. */
+const CLOSE_GRACE_MS = 3_000;
+/** The abort reason of calls still running at the close deadline. */
+const SHUTTING_DOWN = 'the tool worker is shutting down';
+
+/** A call this worker is running. */
+interface RunningCall {
+  readonly controller: AbortController;
+  /** Stops waiting for the call: its job ends with the "abandoned" result. */
+  abandon(): void;
+}
 
 /**
  * Serves a local toolset to `RemoteToolset`s over a BullMQ queue of one tenant: each call is one job,
@@ -68,6 +85,9 @@ export class ToolWorker {
   readonly #keys: GlobalKeys;
   readonly #retryable: ReadonlySet<string>;
   readonly #earlyCancels = new Map<string, { readonly reason: string; readonly at: number }>();
+  readonly #calls = new Set<RunningCall>();
+  /** Set at the close deadline: a call taken after it is not started. */
+  #pastDeadline = false;
   #closing: Promise<void> | undefined;
 
   private constructor(private readonly options: ToolWorkerOptions) {
@@ -105,10 +125,8 @@ export class ToolWorker {
 
   /** Calls running now. */
   get running(): number {
-    return this.#running;
+    return this.#calls.size;
   }
-
-  #running = 0;
 
   async #begin(): Promise<void> {
     const published: PublishedToolList = { tools: this.options.toolset.tools, retryOnWorkerLoss: [...this.#retryable] };
@@ -157,28 +175,48 @@ export class ToolWorker {
     }
     const onAbort = (): void => controller.abort(new Error(typeof signal?.reason === 'string' ? signal.reason : 'cancelled'));
     if (signal?.aborted) onAbort();
+    if (this.#pastDeadline) controller.abort(new Error(SHUTTING_DOWN));
+    // Cancelled before it started (the caller aborted while the call was being enqueued or taken by
+    // this worker): it is not started, since a tool given an aborted signal would wait for an abort
+    // event that has already fired, and run to its end.
+    if (controller.signal.aborted) return { toolCallId: call.id, returnValue: toolCancelled(name, controller.signal.reason) };
     signal?.addEventListener('abort', onAbort, { once: true });
-    this.#running++;
+    let abandon!: () => void;
+    const abandoned = new Promise<ToolResult>((resolve) => (abandon = () => resolve({ toolCallId: call.id, returnValue: toolAbandonedAtShutdown(name) })));
+    const running: RunningCall = { controller, abandon };
+    this.#calls.add(running);
     this.ran.set(name, (this.ran.get(name) ?? 0) + 1);
     try {
-      return await runLocally(this.options.toolset, call, { signal: controller.signal, toolCall: call, stepId: data.stepId, index: data.index });
+      const context = { signal: controller.signal, toolCall: call, stepId: data.stepId, index: data.index };
+      return await Promise.race([runLocally(this.options.toolset, call, context), abandoned]);
     } finally {
-      this.#running--;
+      this.#calls.delete(running);
       signal?.removeEventListener('abort', onAbort);
     }
   }
 
   /**
    * Stops taking calls and lets running ones finish; those still running at the deadline are
-   * aborted (their callers get the tool's cancelled result), then awaited. Idempotent.
+   * aborted (their callers get the tool's cancelled result), and those that ignore their abort are
+   * abandoned `abandonAfterMs` later. Bounded even when Redis is away: the connections are then
+   * dropped. Idempotent.
    */
   close(options: ToolWorkerCloseOptions = {}): Promise<void> {
     this.#closing ??= (async () => {
-      const deadline = setTimeout(() => this.#worker.cancelAllJobs('the tool worker is shutting down'), options.deadlineMs ?? 10_000);
+      const deadlineMs = options.deadlineMs ?? 10_000;
+      const abandonAfterMs = options.abandonAfterMs ?? 5_000;
+      const deadline = setTimeout(() => {
+        this.#pastDeadline = true;
+        for (const call of this.#calls) call.controller.abort(new Error(SHUTTING_DOWN));
+      }, deadlineMs);
+      const abandon = setTimeout(() => {
+        for (const call of this.#calls) call.abandon();
+      }, deadlineMs + abandonAfterMs);
       try {
-        await this.#worker.close();
+        await closeOrDisconnect(this.#worker, deadlineMs + abandonAfterMs + CLOSE_GRACE_MS);
       } finally {
         clearTimeout(deadline);
+        clearTimeout(abandon);
         await Promise.all([closeRedis(this.#subscriber), closeRedis(this.#redis)]);
       }
     })();

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { isApprovalDecision, textPart, type ApprovalDecision, type Message } from '@kosong/core';
 import { Job, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { closeRedis, closeWithin, createRedis, type RedisConnection } from './connection.js';
+import { closeOrDisconnect, closeRedis, createRedis, type RedisConnection } from './connection.js';
 import { RedisUnavailableError, TurnCancelledError, TurnFailedError } from './errors.js';
 import { DEFAULT_PREFIX, GlobalKeys, SessionKeys, TURN_QUEUE } from './keys.js';
 import { FINISH_SCRIPT, SUBMIT_SCRIPT } from './turn-scripts.js';
@@ -157,7 +157,7 @@ export class TurnQueue {
     if (this.#closed) return;
     this.#closed = true;
     await Promise.all([...this.#handles].map((h) => h.detach()));
-    await closeWithin(() => this.#queue.close());
+    await closeOrDisconnect(this.#queue);
     await closeRedis(this.#redis);
   }
 

@@ -1,11 +1,12 @@
-import { step, textPart, toolCall, type CleanupEvent, type ToolResult } from '@kosong/core';
+import { step, textPart, toolCall, toolOk, type CleanupEvent, type ToolResult, type Toolset } from '@kosong/core';
 import { MockChatProvider } from '@kosong/provider-echo';
 import { defineTool, SimpleToolset } from '@kosong/toolset-simple';
 import { Queue } from 'bullmq';
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import { z } from 'zod';
-import { RemoteToolset, ToolWorker, toolQueueName } from '../index.js';
+import { RemoteToolset, ToolWorker, toolJobId, toolQueueName } from '../index.js';
+import { GlobalKeys } from '../keys.js';
 import { RedisServer } from '../testing/redis-server.js';
 import { call, ProbeToolset, sleep, testPrefix, until } from './support.js';
 
@@ -28,14 +29,16 @@ describe('RemoteToolset and ToolWorker (real Redis)', function () {
     for (const close of closers.splice(0).reverse()) await close();
   });
 
-  async function worker(toolset = new ProbeToolset(), extra: Partial<Parameters<typeof ToolWorker.start>[0]> = {}): Promise<ToolWorker> {
+  async function worker(toolset: Toolset = new ProbeToolset(), extra: Partial<Parameters<typeof ToolWorker.start>[0]> = {}): Promise<ToolWorker> {
     const started = await ToolWorker.start({ connection: redis.url, toolset, name: 'probe', prefix, ...extra });
     closers.push(() => started.close({ deadlineMs: 1_000 }));
     return started;
   }
 
   async function remote(extra: Partial<Parameters<typeof RemoteToolset.connect>[0]> = {}): Promise<RemoteToolset> {
-    const connected = await RemoteToolset.connect({ connection: redis.url, name: 'probe', prefix, ...extra });
+    // A remote tool that missed its cancellation is given up on well before the test's timeout, so
+    // such a bug fails an assertion instead of hanging the test.
+    const connected = await RemoteToolset.connect({ connection: redis.url, name: 'probe', prefix, abandonAfterMs: 5_000, ...extra });
     closers.push(() => connected.close());
     return connected;
   }
@@ -130,7 +133,7 @@ describe('RemoteToolset and ToolWorker (real Redis)', function () {
     const probe = new ProbeToolset();
     await worker(probe);
     const tools = await remote({ timeoutMs: 60_000 });
-    for (let i = 0; i < 5; i++) {
+    for (let i = 0; i < 20; i++) {
       const controller = new AbortController();
       const c = call(`r${i}`, 'sleep', { ms: 60_000 });
       const started = Date.now();
@@ -141,6 +144,25 @@ describe('RemoteToolset and ToolWorker (real Redis)', function () {
       expect(Date.now() - started).to.be.below(10_000);
     }
     await until(() => probe.records.every((r) => r.abortedAt !== undefined), 5_000, 'every started call to be aborted');
+  });
+
+  it('a call cancelled before its worker starts it never starts (regression: the tool got an aborted signal, missed the abort and ran to its end)', async () => {
+    const probe = new ProbeToolset();
+    await worker(probe);
+    const queueName = toolQueueName(undefined, 'probe');
+    const jobId = toolJobId('step-early', 0);
+    // The cancellation reaches the worker before the job does, as when the caller aborts while the
+    // worker is taking the job (the job can no longer be removed; the worker has not registered it yet).
+    const admin = new Redis(redis.url);
+    closers.push(async () => void admin.disconnect());
+    await admin.publish(new GlobalKeys(prefix).toolCancelChannel(queueName), JSON.stringify({ jobId, reason: 'changed my mind' }));
+    const queue = new Queue(queueName, { connection: { host: '127.0.0.1', port: redis.port }, prefix });
+    closers.push(() => queue.close());
+    const job = await queue.add('sleep', { tenant: null, stepId: 'step-early', index: 0, toolCall: call('e', 'sleep', { ms: 3_000 }) }, { jobId });
+    await until(async () => (await job.getState()) === 'completed', 20_000, 'the job to complete');
+    const finished = (await queue.getJob(jobId))!;
+    expect((finished.returnvalue as ToolResult).returnValue.message).to.equal('Tool `sleep` was cancelled: changed my mind');
+    expect(probe.records, 'the tool was never started').to.deep.equal([]);
   });
 
   it('a remote tool that ignores its abort is reported as leaked at the step cleanup deadline', async () => {
@@ -232,6 +254,33 @@ describe('RemoteToolset and ToolWorker (real Redis)', function () {
     );
     expect(outcome).to.be.instanceOf(Error);
     expect(Date.now() - started).to.be.below(15_000);
+  });
+
+  it('a worker closing gives up on a tool that ignores its abort: the caller gets "the tool worker shut down" (regression: close waited for ever)', async () => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let abortedAt: number | undefined;
+    const hanging: Toolset = {
+      tools: [{ name: 'hang', description: 'Runs until the test releases it, whatever happens.', parameters: { type: 'object' } }],
+      handle: (c, context) => {
+        context.signal.addEventListener('abort', () => void (abortedAt = Date.now()));
+        return released.then(() => ({ toolCallId: c.id, returnValue: toolOk({ output: 'released' }) }));
+      },
+    };
+    closers.push(async () => release());
+    const hangWorker = await worker(hanging, { name: 'hang' });
+    const tools = await remote({ name: 'hang' });
+    const c = call('h', 'hang');
+    const pending = tools.handle(c, { signal: new AbortController().signal, toolCall: c, stepId: 'step-hang', index: 0 });
+    await until(() => hangWorker.running === 1, 10_000, 'the call to start');
+    const closingAt = Date.now();
+    await hangWorker.close({ deadlineMs: 100, abandonAfterMs: 300 });
+    expect(abortedAt, 'the tool was aborted at the deadline').to.be.a('number');
+    expect(abortedAt! - closingAt).to.be.at.least(90);
+    const result = await pending;
+    expect(result.returnValue.isError).to.equal(true);
+    expect(result.returnValue.message).to.match(/^Tool `hang` did not finish: the tool worker shut down, and the tool did not stop when it was aborted/);
+    expect(hangWorker.running).to.equal(0);
   });
 
   it('closes cleanly: no connection left open', async () => {
