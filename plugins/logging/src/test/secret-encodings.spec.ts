@@ -81,13 +81,16 @@ describe('SecretScrubber: encodings of a secret (properties)', () => {
       fc.property(secretArbitrary, textArbitrary, fc.array(fc.constantFrom(...JSON_ENCODINGS), { minLength: 1, maxLength: 5 }), (secret, text, choices) => {
         const scrubber = new SecretScrubber({ secrets: [secret] });
         const skeleton = `{"note":${JSON.stringify(text)},"key":""}`;
-        fc.pre(scrubber.scrubString(skeleton) === skeleton); // the secret is in the key only, not in the JSON around it
+        const logLine = (args: string): string => `${JSON.stringify({ event: 'tool.call', arguments: args, n: 1 })}\n`;
+        // The secret is in the key only, not in the JSON or the log line around it (a secret "argu"
+        // is rightly redacted in the field name "arguments" too).
+        fc.pre(scrubber.scrubString(skeleton) === skeleton && scrubber.scrubLine(logLine(skeleton)) === logLine(skeleton));
         const args = `{"note":${JSON.stringify(text)},"key":"${encodeEach(secret, choices)}"}`;
         expect((JSON.parse(args) as { key: string }).key).to.equal(secret); // the encoding reads back
         const scrubbed = scrubber.scrubString(args);
         expectRedacted((JSON.parse(scrubbed) as { key: string }).key, secret);
         // The same arguments on a serialized log line: the line stays valid JSON, the secret is gone.
-        const line = scrubber.scrubLine(`${JSON.stringify({ event: 'tool.call', arguments: args, n: 1 })}\n`);
+        const line = scrubber.scrubLine(logLine(args));
         const parsed = JSON.parse(line) as { arguments: string };
         for (const text of stringsIn(parsed)) expect(text).not.to.include(secret);
         expectRedacted((JSON.parse(parsed.arguments) as { key: string }).key, secret);
