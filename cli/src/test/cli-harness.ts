@@ -30,6 +30,15 @@ function cliEnv(extra: Readonly<Record<string, string>> = {}): NodeJS.ProcessEnv
 
 const live = new Set<CliProcess>();
 
+/**
+ * A wait of the harness, stretched by the suite's timeout scale (`KOSONG_TEST_TIMEOUT_SCALE`, set
+ * from the machine's load by test-support/load-aware-timeouts.mjs): a CLI that starts in 1 s on an
+ * idle machine may take several on a loaded one.
+ */
+export function scaled(ms: number): number {
+  return ms * (Number(process.env.KOSONG_TEST_TIMEOUT_SCALE) || 1);
+}
+
 /** A running CLI process. stdin stays open until {@link CliProcess.endInput}. */
 export class CliProcess {
   readonly child: ChildProcessWithoutNullStreams;
@@ -79,6 +88,7 @@ export class CliProcess {
 
   /** Resolves once stdout matches `pattern`; rejects (with the output so far) after `timeoutMs` or if the process exits first. */
   waitForStdout(pattern: RegExp | string, timeoutMs = 5_000): Promise<void> {
+    timeoutMs = scaled(timeoutMs);
     const matches = (): boolean => (typeof pattern === 'string' ? this.stdout.includes(pattern) : pattern.test(this.stdout));
     return new Promise((resolve, reject) => {
       const finish = (error?: Error): void => {
@@ -99,6 +109,7 @@ export class CliProcess {
 
   /** Waits for the exit; after `timeoutMs` kills the process and rejects with the output so far. */
   async waitForExit(timeoutMs = 10_000): Promise<CliExit> {
+    timeoutMs = scaled(timeoutMs);
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
@@ -161,7 +172,7 @@ export function isAlive(pid: number): boolean {
 
 /** Polls until the process is gone; resolves with whether it went within `timeoutMs`. */
 export async function waitUntilGone(pid: number, timeoutMs = 2_000): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = Date.now() + scaled(timeoutMs);
   while (isAlive(pid)) {
     if (Date.now() > deadline) return false;
     await sleep(25);
@@ -171,6 +182,7 @@ export async function waitUntilGone(pid: number, timeoutMs = 2_000): Promise<boo
 
 /** Polls until `file` exists with a non-empty first line, and returns that line. */
 export async function waitForFileLine(file: string, timeoutMs = 5_000): Promise<string> {
+  timeoutMs = scaled(timeoutMs);
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {

@@ -5,7 +5,7 @@
  * written to it from our stdin as typed keys, and what the CLI writes to our stdout, unchanged.
  */
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { CLI_MAIN, sleep } from './cli-harness.js';
+import { CLI_MAIN, scaled, sleep } from './cli-harness.js';
 
 /** Whether this machine has `script` (util-linux) to make a pseudo-terminal with. */
 export const HAS_SCRIPT = spawnSync('script', ['--version'], { encoding: 'utf8' }).status === 0;
@@ -79,7 +79,8 @@ export class PtyCli {
 
   /** Resolves once the output, from `from` on, matches `pattern`; rejects (with the output) after `timeoutMs` or at exit. */
   waitFor(pattern: RegExp | string, options: { from?: number; timeoutMs?: number } = {}): Promise<void> {
-    const { from = 0, timeoutMs = 8_000 } = options;
+    const { from = 0 } = options;
+    const timeoutMs = scaled(options.timeoutMs ?? 8_000);
     const matches = (): boolean => {
       const text = this.output.slice(from);
       return typeof pattern === 'string' ? text.includes(pattern) : pattern.test(text);
@@ -109,6 +110,7 @@ export class PtyCli {
 
   /** Waits for the exit; kills the process and rejects after `timeoutMs`. */
   async waitForExit(timeoutMs = 10_000): Promise<number | null> {
+    timeoutMs = scaled(timeoutMs);
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {

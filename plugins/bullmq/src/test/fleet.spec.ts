@@ -22,12 +22,14 @@ describe('a fleet of worker processes, two of them killed (real processes, real 
   let server: RedisServer;
   let admin: Redis;
   const procs: TestProcess[] = [];
+  let turns: TurnQueue | undefined;
 
   before(async () => {
     server = await RedisServer.start();
     admin = new Redis(server.url);
   });
   after(async () => {
+    await turns?.close(); // the test closes it, unless it failed first
     await Promise.all(procs.map((p) => p.kill()));
     admin.disconnect();
     await server.stop();
@@ -41,7 +43,7 @@ describe('a fleet of worker processes, two of them killed (real processes, real 
       return proc;
     };
     await Promise.all([startWorker(), startWorker(), startWorker()]);
-    const turns = new TurnQueue({ connection: server.url, prefix, unavailableAfterMs: 30_000 });
+    turns = new TurnQueue({ connection: server.url, prefix, unavailableAfterMs: 30_000 });
 
     const sessions = Array.from({ length: 10 }, (_, i) => ({ tenant: TENANTS[i % 3]!, session: `session-${i}` }));
     const submitted: { handle: TurnHandle; tenant: string; session: string; label: string }[] = [];

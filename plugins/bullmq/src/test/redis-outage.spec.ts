@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import { AgentWorker, RedisUnavailableError, RemoteToolset, SessionKeys, ToolWorker, TurnQueue } from '../index.js';
 import { PlanProvider, planInput } from '../testing/plan-provider.js';
 import { RedisServer } from '../testing/redis-server.js';
-import { ProbeToolset, sleep, testPrefix, until } from './support.js';
+import { closeAll, ProbeToolset, sleep, testPrefix, until } from './support.js';
 
 describe('Redis killed mid-turn, then back (real Redis with AOF, in-process workers)', function () {
   this.timeout(90_000);
@@ -57,8 +57,11 @@ describe('Redis killed mid-turn, then back (real Redis with AOF, in-process work
       const result = await after.result();
       expect(result.steps).to.equal(2);
     } finally {
-      for (const close of closers.reverse()) await close();
-      await server.stop();
+      try {
+        await closeAll(closers);
+      } finally {
+        await server.stop();
+      }
     }
   });
 });

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { RemoteToolset, ToolWorker, toolJobId, toolQueueName } from '../index.js';
 import { GlobalKeys } from '../keys.js';
 import { RedisServer } from '../testing/redis-server.js';
-import { call, ProbeToolset, sleep, testPrefix, until } from './support.js';
+import { call, closeAll, ProbeToolset, sleep, testPrefix, until } from './support.js';
 
 describe('RemoteToolset and ToolWorker (real Redis)', function () {
   this.timeout(30_000);
@@ -26,7 +26,7 @@ describe('RemoteToolset and ToolWorker (real Redis)', function () {
     prefix = testPrefix();
   });
   afterEach(async () => {
-    for (const close of closers.splice(0).reverse()) await close();
+    await closeAll(closers);
   });
 
   async function worker(toolset: Toolset = new ProbeToolset(), extra: Partial<Parameters<typeof ToolWorker.start>[0]> = {}): Promise<ToolWorker> {
@@ -287,11 +287,14 @@ describe('RemoteToolset and ToolWorker (real Redis)', function () {
     await worker();
     await remote();
     const admin = new Redis(redis.url);
-    const clients = async (): Promise<number> => ((await admin.client('LIST')) as string).split('\n').filter((l) => l.includes('name=kosong-')).length;
-    expect(await clients()).to.be.greaterThan(0);
-    for (const close of closers.splice(0).reverse()) await close();
-    await until(async () => (await clients()) === 0, 5_000, 'every connection to close');
-    admin.disconnect();
+    try {
+      const clients = async (): Promise<number> => ((await admin.client('LIST')) as string).split('\n').filter((l) => l.includes('name=kosong-')).length;
+      expect(await clients()).to.be.greaterThan(0);
+      await closeAll(closers);
+      await until(async () => (await clients()) === 0, 5_000, 'every connection to close');
+    } finally {
+      admin.disconnect();
+    }
   });
 });
 

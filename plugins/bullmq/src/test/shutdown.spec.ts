@@ -20,8 +20,9 @@ describe('closing while Redis is gone (a real process)', function () {
     await server.kill(); // a crash: every client is now reconnecting, a tool still runs
     // SIGTERM, then SIGKILL after 45 s: the closes are bounded by seconds, so only a leak lasts that long.
     await proc.stop(45_000);
-    expect(proc.output.join(''), 'it closed everything').to.match(/closed\n/);
-    expect(proc.child.signalCode, `${proc.output.join('')}`).to.equal(null);
-    expect(proc.child.exitCode).to.equal(0);
+    const how = `exit code ${proc.child.exitCode}, signal ${proc.child.signalCode}, output:\n${proc.output.join('')}`;
+    expect(proc.output.join(''), how).to.match(/^closed$/m);
+    expect(proc.child.signalCode, how).to.equal(null);
+    expect(proc.child.exitCode, how).to.equal(0);
   });
 });

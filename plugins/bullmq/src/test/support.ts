@@ -6,9 +6,29 @@ export const testPrefix = (): string => `t${randomUUID().slice(0, 8)}`;
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Polls `condition` until it holds (or fails after `timeoutMs`). */
+/**
+ * Runs a spec's cleanups, the last added first, and empties the list: every one runs even when
+ * another fails (a client left open keeps the test process alive once its Redis is stopped); the
+ * first failure is rethrown at the end.
+ */
+export async function closeAll(closers: (() => Promise<unknown>)[]): Promise<void> {
+  const failures: unknown[] = [];
+  for (const close of closers.splice(0).reverse()) {
+    try {
+      await close();
+    } catch (error) {
+      failures.push(error);
+    }
+  }
+  if (failures.length > 0) throw failures[0];
+}
+
+/**
+ * Polls `condition` until it holds (or fails after `timeoutMs`, stretched by the suite's timeout
+ * scale, `KOSONG_TEST_TIMEOUT_SCALE`, which test-support sets from the machine's load).
+ */
 export async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 10_000, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = Date.now() + timeoutMs * (Number(process.env.KOSONG_TEST_TIMEOUT_SCALE) || 1);
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await sleep(10);

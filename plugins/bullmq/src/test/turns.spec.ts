@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import { AgentWorker, RemoteToolset, SessionKeys, ToolWorker, TurnCancelledError, TurnFailedError, TurnQueue, type TurnEvent } from '../index.js';
 import { PlanProvider, planInput, type Plan } from '../testing/plan-provider.js';
 import { RedisServer } from '../testing/redis-server.js';
-import { ProbeToolset, testPrefix, until } from './support.js';
+import { closeAll, ProbeToolset, testPrefix, until } from './support.js';
 
 describe('TurnQueue and AgentWorker (real Redis, in-process workers)', function () {
   this.timeout(60_000);
@@ -26,7 +26,7 @@ describe('TurnQueue and AgentWorker (real Redis, in-process workers)', function 
     prefix = testPrefix();
   });
   afterEach(async () => {
-    for (const close of closers.splice(0).reverse()) await close();
+    await closeAll(closers);
   });
 
   /** A kernel with the plan model and, per tenant, a remote toolset served by a ToolWorker of that tenant. */

@@ -121,6 +121,9 @@ export class RedisServer {
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     child.kill(signal);
+    // A server that does not stop on SIGTERM within 10 s (a stuck save, say) is killed.
+    const kill = setTimeout(() => child.kill('SIGKILL'), 10_000);
     await exited;
+    clearTimeout(kill);
   }
 }

@@ -6,7 +6,8 @@ export class TestProcess {
   readonly exited: Promise<number | null>;
 
   private constructor(readonly child: ChildProcess) {
-    this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+    // 'close', not 'exit': by then everything it wrote has been read (a crash's stack trace included).
+    this.exited = new Promise((resolve) => child.once('close', (code) => resolve(code)));
   }
 
   /** Runs `node script ...args` and waits until it prints `ready`. */
