@@ -1,4 +1,4 @@
-import { Kernel, LinearContext, definePlugin, type Agent, type GenerationOptions, type ProviderPluginFactory } from '@kosong/core';
+import { Kernel, LinearContext, definePlugin, requireApproval, type Agent, type ApprovalCallback, type GenerationOptions, type ProviderPluginFactory } from '@kosong/core';
 import { describeFailure, type Renderer } from './render/renderer.js';
 import { builtinToolset } from './tools/builtin-tools.js';
 
@@ -10,7 +10,10 @@ export interface CliSessionOptions {
   readonly cwd: string;
   readonly systemPrompt: string;
   readonly maxSteps: number;
+  /** `--allow-bash`: bash commands run without asking. Otherwise each needs the approval of {@link onApproval}. */
   readonly allowBash: boolean;
+  /** Decides about the bash calls (without `allowBash`), e.g. a `BashApproval`'s handler; none: they are denied. */
+  readonly onApproval?: ApprovalCallback | undefined;
   /** A JSONL file to resume from and save to. */
   readonly sessionFile?: string | undefined;
   /** Generation options of every step (`--max-tokens`, `--temperature`); the provider refuses what it cannot do. */
@@ -44,13 +47,16 @@ export class CliSession {
     const context = new LinearContext(options.sessionFile);
     const report = await context.restore();
     const kernel = new Kernel();
-    const toolset = builtinToolset({ cwd: options.cwd, allowBash: options.allowBash });
+    const builtin = builtinToolset({ cwd: options.cwd, offerBash: true });
+    // Without --allow-bash, every bash call waits for the approval handler's decision (core's approval gate).
+    const toolset = options.allowBash ? builtin : requireApproval(builtin, ['bash']);
     await kernel.use(options.provider.create(options.env), definePlugin({ name: 'builtin-tools', setup: (ctx) => ctx.bindToolset(toolset) }));
     const agent = kernel.agent({
       provider: options.provider.name,
       systemPrompt: options.systemPrompt,
       maxSteps: options.maxSteps,
       context,
+      onApproval: options.onApproval ?? denyAll,
       ...(options.generation === undefined ? {} : { generation: options.generation }),
     });
     if (report.messages > 0) options.renderer.info(`resumed ${report.messages} messages from ${options.sessionFile}`);
@@ -100,5 +106,8 @@ export class CliSession {
     await this.kernel.dispose();
   }
 }
+
+/** Without a handler, calls that need approval are denied (never deferred: the CLI has no way to resume them). */
+const denyAll: ApprovalCallback = () => ({ type: 'deny', reason: 'nobody can approve it in this session' });
 
 export { describeFailure };

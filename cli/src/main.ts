@@ -22,7 +22,10 @@ const program = new Command()
   .option('-m, --model <name>', "the provider's model, for providers that offer a choice (sets <PROVIDER>_MODEL, e.g. OPENAI_MODEL)")
   .option('--json', 'print one JSON event per line instead of text')
   .option('-s, --session <file>', 'keep the conversation in this JSONL file, and resume it if it exists')
-  .option('--allow-bash', 'offer the model a bash tool (it can run any command in the working directory)')
+  .option(
+    '--allow-bash',
+    'let the bash tool run any command in the working directory without asking (default: on a terminal, ask before each command; elsewhere, and with --json, refuse it)',
+  )
   .option('--max-steps <n>', 'steps per turn at most', positiveInteger, 25)
   .option('--system <prompt>', 'the system prompt')
   .option('--redis <url>', 'run the turns on `kosong worker` processes through this Redis (redis://host:port); --session then names the session in Redis')
@@ -44,8 +47,11 @@ program
   .description('run one turn with this prompt, then exit')
   .argument('<prompt...>', 'what to ask (the words are joined with spaces)')
   .action(async (words: string[]) => {
-    const { EXIT_CODE, openSession } = await import('./open-session.js');
-    const { session } = await openSession(program.opts<GlobalOptions>(), terminalCapabilities(process.stdout, undefined, process.env));
+    const options = program.opts<GlobalOptions>();
+    const { EXIT_CODE, canAskUser, openSession } = await import('./open-session.js');
+    // On a terminal each bash call is put to the user (unless --allow-bash); elsewhere it is denied.
+    const ask = canAskUser(options, process.stdin, process.stdout) ? (await import('./approval/ask-on-terminal.js')).askOnTerminal(process.stdin, process.stdout) : undefined;
+    const { session } = await openSession(options, terminalCapabilities(process.stdout, undefined, process.env), ask);
     const stop = onInterrupt(session);
     const outcome = await session.turn(words.join(' '));
     stop();

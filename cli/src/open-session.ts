@@ -1,4 +1,5 @@
 import type { GenerationOptions } from '@kosong/core';
+import { BashApproval, type AskUser } from './approval/bash-approval.js';
 import { CliSession, describeFailure, type TurnOutcome } from './cli-session.js';
 import { defaultSystemPrompt, providerEnvironment, ProviderOptionError, type GlobalOptions } from './cli-options.js';
 import { chosenProvider } from './provider-catalog.js';
@@ -20,8 +21,11 @@ export const EXIT_CODE: Record<TurnOutcome, number> = { completed: 0, failed: 1,
  * `kosong worker` processes. A setup error (unknown provider, a choice the provider cannot honour, a
  * corrupted session file) ends the process with exit code 2. The renderer is the session's, for
  * output of the CLI's own (e.g. `/help`).
+ *
+ * Without `--allow-bash`, each bash call of a local session is put to the user with `ask` (given
+ * only where a person can answer: see {@link canAskUser}); without `ask`, bash calls are denied.
  */
-export async function openSession(options: GlobalOptions, terminal: TerminalCapabilities): Promise<{ session: Session; renderer: Renderer }> {
+export async function openSession(options: GlobalOptions, terminal: TerminalCapabilities, ask?: AskUser): Promise<{ session: Session; renderer: Renderer }> {
   const renderer: Renderer = options.json ? new JsonRenderer(process.stdout) : new TerminalRenderer(process.stdout, terminal);
   if (options.redis !== undefined) {
     if (options.maxTokens !== undefined || options.temperature !== undefined || options.model !== undefined) {
@@ -41,6 +45,7 @@ export async function openSession(options: GlobalOptions, terminal: TerminalCapa
       systemPrompt: options.system ?? defaultSystemPrompt(),
       maxSteps: options.maxSteps,
       allowBash: options.allowBash === true,
+      onApproval: new BashApproval({ ask: options.json ? undefined : ask, renderer }).onApproval,
       sessionFile: options.session,
       generation: generationOf(options),
       env: providerEnvironment(provider.name, process.env, options),
@@ -49,6 +54,14 @@ export async function openSession(options: GlobalOptions, terminal: TerminalCapa
   } catch (error) {
     fail(error instanceof ProviderOptionError ? error.message : describeFailure(error));
   }
+}
+
+/**
+ * Whether the user can be asked questions (whether to run a bash command): stdin and stdout are a
+ * terminal, and the output is not `--json` (a program reads it).
+ */
+export function canAskUser(options: GlobalOptions, stdin: { readonly isTTY?: boolean }, stdout: { readonly isTTY?: boolean }): boolean {
+  return stdin.isTTY === true && stdout.isTTY === true && options.json !== true;
 }
 
 /** The generation options the flags ask for (only those given). */

@@ -36,7 +36,7 @@ export interface RunningWorker {
 export async function startWorker(options: WorkerCommandOptions): Promise<RunningWorker> {
   const tools = await ToolWorker.start({
     connection: options.redis,
-    toolset: builtinToolset({ cwd: options.cwd, allowBash: options.allowBash }),
+    toolset: builtinToolset({ cwd: options.cwd, offerBash: options.allowBash }),
     name: BUILTIN_TOOLS,
     concurrency: options.concurrency * 4,
   });

@@ -1,6 +1,6 @@
 import type { GlobalOptions } from '../cli-options.js';
 import type { TurnOutcome } from '../cli-session.js';
-import { EXIT_CODE, openSession } from '../open-session.js';
+import { canAskUser, EXIT_CODE, openSession } from '../open-session.js';
 import { terminalCapabilities } from '../terminal/terminal-capabilities.js';
 import { chatCommand, CHAT_HELP } from './chat-help.js';
 import { InputReader } from './input-reader.js';
@@ -16,7 +16,9 @@ const DOUBLE_PRESS_MS = 2_000;
  */
 export async function runChat(options: GlobalOptions): Promise<void> {
   const terminal = terminalCapabilities(process.stdout, process.stdin, process.env);
-  const { session, renderer } = await openSession(options, terminal);
+  // Bash calls are put to the user at the terminal (unless --allow-bash), on the reader's own line.
+  const ask = canAskUser(options, process.stdin, process.stdout) ? (question: string, signal: AbortSignal) => reader.question(question, signal) : undefined;
+  const { session, renderer } = await openSession(options, terminal, ask);
   // A person at a terminal (not a pipe, not --json): Ctrl-C at the prompt clears before it exits.
   const person = process.stdin.isTTY === true && !options.json;
   const lineEditing = person && terminal.lineEditing;

@@ -93,6 +93,29 @@ export class InputReader {
     return dropped;
   }
 
+  /**
+   * Asks a question while no input is awaited (a turn runs), and reads the line answered (not an
+   * input of the session). Resolves with `undefined` at the end of input (Ctrl-D: the session then
+   * ends after the turn, as at the prompt) and when `signal` aborts (the question is taken back).
+   */
+  question(text: string, signal: AbortSignal): Promise<string | undefined> {
+    if (this.closed || signal.aborted) return Promise.resolve(undefined);
+    return new Promise((resolve) => {
+      const finish = (answer: string | undefined): void => {
+        signal.removeEventListener('abort', onAbort);
+        this.rl.off('close', onClose);
+        resolve(answer);
+      };
+      const onAbort = (): void => finish(undefined);
+      const onClose = (): void => finish(undefined);
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.rl.on('close', onClose);
+      // Without line editing readline has no output to draw the question on: it is written here.
+      if (!this.options.lineEditing) this.options.output.write(text);
+      this.rl.question(this.options.lineEditing ? text : '', { signal }, finish);
+    });
+  }
+
   /** Writes a line of information above a new prompt (at the prompt), e.g. a hint. */
   say(text: string): void {
     this.options.output.write(`${text}\n`);

@@ -29,6 +29,11 @@ export class JsonRenderer implements Renderer {
     this.emit({ type: 'info', message });
   }
 
+  /** Nothing to hold: `--json` never asks the user (see `BashApproval`). */
+  pause(): void {}
+
+  resume(): void {}
+
   close(): void {}
 
   private emit(value: object): void {

@@ -14,6 +14,13 @@ export interface Renderer {
   interrupted(): void;
   /** A line of information (e.g. how many messages a resumed session has). */
   info(message: string): void;
+  /**
+   * A question to the user is about to be drawn (e.g. whether to run a bash command): stop the
+   * spinner, end the line, and hold back output until {@link resume}, so nothing draws over it.
+   */
+  pause(): void;
+  /** The question was answered (or taken back): write what was held back, and go on. */
+  resume(): void;
   /** Stops timers; the renderer is not used again. */
   close(): void;
 }

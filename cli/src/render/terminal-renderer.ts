@@ -1,6 +1,7 @@
 import { inputTokens, type AgentEvent, type AgentTurnResult, type ToolCall, type ToolResult } from '@kosong/core';
 import { styleText } from 'node:util';
 import type { TerminalCapabilities } from '../terminal/terminal-capabilities.js';
+import { escapeUnprintable, printableCommand } from '../approval/printable-command.js';
 import { describeFailure, type Renderer } from './renderer.js';
 import { Spinner } from './spinner.js';
 import { WordWrapper, wrapText } from './word-wrapper.js';
@@ -36,6 +37,8 @@ export class TerminalRenderer implements Renderer {
   private readonly wrapper: WordWrapper;
   private column = 0;
   private lastKind: 'text' | 'think' | undefined;
+  /** Output held back while a question waits (see {@link pause}); `undefined`: not paused. */
+  private held: string[] | undefined;
 
   constructor(
     private readonly out: NodeJS.WriteStream,
@@ -84,7 +87,11 @@ export class TerminalRenderer implements Renderer {
     const usage = result.usage;
     const cached = usage.inputCacheRead > 0 ? ` (${usage.inputCacheRead.toLocaleString('en')} cached)` : '';
     const steps = `${result.steps} step${result.steps === 1 ? '' : 's'}`;
-    const stopped = result.stopReason === 'max_steps' ? ' · stopped at the step limit' : '';
+    const stopped = result.stopReason === 'max_steps' ? ' · stopped at the step limit' : result.stopReason === 'approval_required' ? ' · waiting for approval' : '';
+    for (const pending of result.pendingApprovals ?? []) {
+      const call = this.label(pending.toolCall);
+      this.line(`⏸ ${call.label}${describeArguments(pending.toolCall)} waits for approval: it has not run`, { all: 'yellow' });
+    }
     this.line(`— ${steps} · ${inputTokens(usage).toLocaleString('en')} input tokens${cached} · ${usage.output.toLocaleString('en')} output tokens${stopped}`, {
       all: 'gray',
     });
@@ -104,7 +111,26 @@ export class TerminalRenderer implements Renderer {
     for (const line of message.split('\n')) this.line(line, { all: 'gray' });
   }
 
+  pause(): void {
+    if (this.held) return;
+    this.spinner?.stop();
+    this.endStream();
+    if (this.column > 0) this.write('\n');
+    this.wrapper.reset();
+    this.lastKind = undefined;
+    this.held = [];
+  }
+
+  resume(): void {
+    const held = this.held;
+    if (!held) return;
+    this.held = undefined;
+    if (held.length > 0) this.out.write(held.join(''));
+    this.updateSpinner();
+  }
+
   close(): void {
+    this.resume();
     this.spinner?.stop();
     this.endStream();
     this.running.clear();
@@ -122,8 +148,9 @@ export class TerminalRenderer implements Renderer {
   private result(result: ToolResult): void {
     const call = this.calls.get(result.toolCallId) ?? { label: result.toolCallId, name: '' };
     const value = result.returnValue;
-    if (value.isError) this.line(`✗ ${call.label}: ${value.message}`, { all: 'red' });
-    else this.line(`✓ ${call.label}: ${summary(value)}`, { symbol: 'green' });
+    // What a tool wrote (a command's output, a command in a brief) is printed escaped: it cannot act on the terminal.
+    if (value.isError) this.line(`✗ ${call.label}: ${escapeUnprintable(value.message, true)}`, { all: 'red' });
+    else this.line(`✓ ${call.label}: ${escapeUnprintable(summary(value), true)}`, { symbol: 'green' });
     if (PREVIEWED_TOOLS.has(call.name) && typeof value.output === 'string') {
       for (const line of preview(value.output, this.terminal.columns())) this.write(`${this.style('gray', line)}\n`);
     }
@@ -165,13 +192,14 @@ export class TerminalRenderer implements Renderer {
   }
 
   private write(text: string): void {
-    this.out.write(text);
+    if (this.held) this.held.push(text);
+    else this.out.write(text);
     const newline = text.lastIndexOf('\n');
     this.column = newline === -1 ? this.column + text.length : text.length - newline - 1;
   }
 
   private updateSpinner(): void {
-    if (!this.spinner) return;
+    if (!this.spinner || this.held) return;
     if (this.running.size === 0) this.spinner.stop();
     else this.spinner.start(this.style('gray', `running ${this.running.size} tool${this.running.size === 1 ? '' : 's'}…`));
   }
@@ -182,7 +210,7 @@ export class TerminalRenderer implements Renderer {
 }
 
 function describeArguments(call: ToolCall): string {
-  const args = call.function.arguments ?? '';
+  const args = printableCommand(call.function.arguments ?? '').text;
   return `(${args.length > 120 ? `${args.slice(0, 117)}…` : args})`;
 }
 
@@ -202,7 +230,10 @@ function preview(output: string, columns: number | undefined): string[] {
   const lines = output.split('\n');
   if (lines.at(-1) === '') lines.pop();
   const max = Math.max(10, (columns ?? PREVIEW_LINE_CHARS + 4) - 4);
-  const shown = lines.slice(0, PREVIEW_LINES).map((line) => `  │ ${line.length > max ? `${line.slice(0, max - 1)}…` : line}`);
+  const shown = lines.slice(0, PREVIEW_LINES).map((raw) => {
+    const line = escapeUnprintable(raw.replace(/\r$/, ''), true);
+    return `  │ ${line.length > max ? `${line.slice(0, max - 1)}…` : line}`;
+  });
   if (lines.length > PREVIEW_LINES) shown.push(`  │ … ${(lines.length - PREVIEW_LINES).toLocaleString('en')} more line${lines.length - PREVIEW_LINES === 1 ? '' : 's'}`);
   return shown;
 }

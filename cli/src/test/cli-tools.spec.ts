@@ -1,7 +1,7 @@
 /**
  * The built-in tools as the model sees them through the CLI (`--provider echo`: the prompt is the
- * script the model plays): file tools confined to the working directory, `bash` only with
- * `--allow-bash`.
+ * script the model plays): file tools confined to the working directory, `bash` run without asking
+ * only with `--allow-bash` (see cli-approval.spec.ts for the questions).
  */
 import { expect } from 'chai';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -162,7 +162,7 @@ describe('kosong CLI: built-in tools', function () {
     expect(maxRssMb, 'peak RSS of the CLI while yes ran (MB)').to.be.above(0).and.below(250);
   });
 
-  it('does not offer bash without --allow-bash', async () => {
+  it('refuses bash without --allow-bash when nobody can be asked (no terminal)', async () => {
     const marker = join(ws.base, 'bash-ran');
     const script = toolCallLine('b1', 'bash', { command: `touch ${marker}` });
     const [run, plain] = await Promise.all([
@@ -171,8 +171,8 @@ describe('kosong CLI: built-in tools', function () {
     ]);
     const result = resultsById(run).get('b1')!;
     expect(result.isError).to.equal(true);
-    expect(result.message).to.match(/^Tool `bash` not found/);
-    expect(plain.stdout).to.include('\n✗ #1 bash: Tool `bash` not found');
+    expect(result.message).to.match(/^The tool call was denied: .*--allow-bash/);
+    expect(plain.stdout).to.include('\n✗ #1 bash: The tool call was denied: ');
     expect(existsSync(marker), 'the command never ran').to.equal(false);
   });
 

@@ -13,13 +13,16 @@ import { PathEscapeError, openInside } from './workspace-path.js';
 export interface BuiltinToolsOptions {
   /** The working directory: file tools see nothing outside it. */
   readonly cwd: string;
-  /** Offer the `bash` tool (off by default: it runs anything). */
-  readonly allowBash?: boolean;
+  /**
+   * Offer the `bash` tool (off by default: it runs anything). Whether each call may run is decided
+   * around the toolset: the CLI wraps it with `requireApproval` unless `--allow-bash`.
+   */
+  readonly offerBash?: boolean;
 }
 
 /**
  * The CLI's tools: read a file, list a directory, calculate, and (only when allowed) run a bash
- * command. The file tools open what they are asked for first and check what they opened (see
+ * command (see {@link BuiltinToolsOptions.offerBash}). The file tools open what they are asked for first and check what they opened (see
  * `openInside`), so nothing outside the working directory can be reached, not even through a path
  * swapped for a symbolic link while the call runs.
  */
@@ -57,7 +60,7 @@ export function builtinToolset(options: BuiltinToolsOptions): SimpleToolset {
       },
     }),
   ];
-  if (options.allowBash) tools.push(bashTool(cwd));
+  if (options.offerBash) tools.push(bashTool(cwd));
   return new SimpleToolset(tools, { name: 'builtin', maxOutputChars: 100_000 });
 }
 
