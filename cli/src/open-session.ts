@@ -22,18 +22,21 @@ export const EXIT_CODE: Record<TurnOutcome, number> = { completed: 0, failed: 1,
  * corrupted session file) ends the process with exit code 2. The renderer is the session's, for
  * output of the CLI's own (e.g. `/help`).
  *
- * Without `--allow-bash`, each bash call of a local session is put to the user with `ask` (given
- * only where a person can answer: see {@link canAskUser}); without `ask`, bash calls are denied.
+ * Without `--allow-bash`, each bash call is put to the user with `ask` (given only where a person
+ * can answer: see {@link canAskUser}); without `ask`, bash calls are denied. With `--redis`, the
+ * calls are those the worker deferred (`kosong worker` without `--allow-bash`).
  */
 export async function openSession(options: GlobalOptions, terminal: TerminalCapabilities, ask?: AskUser): Promise<{ session: Session; renderer: Renderer }> {
   const renderer: Renderer = options.json ? new JsonRenderer(process.stdout) : new TerminalRenderer(process.stdout, terminal);
+  // Without --allow-bash, bash calls are put to the user (local: before they run; --redis: when the worker defers them).
+  const onApproval = new BashApproval({ ask: options.json ? undefined : ask, renderer }).onApproval;
   if (options.redis !== undefined) {
     if (options.maxTokens !== undefined || options.temperature !== undefined || options.model !== undefined) {
       fail('--model, --max-tokens and --temperature are not supported with --redis yet');
     }
     // The turns run on `kosong worker` processes, with their provider, tools and (unless --system) system prompt.
     const { RemoteCliSession } = await import('./remote-session.js'); // BullMQ and Redis: loaded only for --redis
-    const session = new RemoteCliSession({ redis: options.redis, renderer, systemPrompt: options.system, maxSteps: options.maxSteps, session: options.session });
+    const session = new RemoteCliSession({ redis: options.redis, renderer, systemPrompt: options.system, maxSteps: options.maxSteps, session: options.session, onApproval });
     return { session, renderer };
   }
   const provider = await chosenProvider(options.provider, fail);
@@ -45,7 +48,7 @@ export async function openSession(options: GlobalOptions, terminal: TerminalCapa
       systemPrompt: options.system ?? defaultSystemPrompt(),
       maxSteps: options.maxSteps,
       allowBash: options.allowBash === true,
-      onApproval: new BashApproval({ ask: options.json ? undefined : ask, renderer }).onApproval,
+      onApproval,
       sessionFile: options.session,
       generation: generationOf(options),
       env: providerEnvironment(provider.name, process.env, options),

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { TurnQueue, type TurnEvent, type TurnHandle } from '@kosong/bullmq';
-import type { AgentEvent } from '@kosong/core';
+import { TurnQueue, type QueuedTurnResult, type TurnEvent, type TurnHandle } from '@kosong/bullmq';
+import type { AgentEvent, ApprovalCallback, ApprovalDecision, PendingApproval } from '@kosong/core';
 import type { TurnOutcome } from './cli-session.js';
 import type { Renderer } from './render/renderer.js';
 
@@ -14,7 +14,15 @@ export interface RemoteCliSessionOptions {
   readonly maxSteps: number;
   /** The session id in Redis; default: a new one (the conversation lasts as long as this process). */
   readonly session?: string | undefined;
+  /**
+   * Decides about the calls a turn leaves waiting for approval (`stopReason: 'approval_required'`),
+   * one at a time; the decisions are sent back with `TurnQueue.resume` and the turn goes on.
+   */
+  readonly onApproval: ApprovalCallback;
 }
+
+/** A turn followed to its end: how it ended, and the calls it left waiting, if any. */
+type FollowedTurn = TurnOutcome | { readonly waiting: QueuedTurnResult & { readonly pendingApprovals: readonly PendingApproval[] } };
 
 /**
  * A CLI session whose turns run on `kosong worker` processes: each turn is submitted to the queue
@@ -23,6 +31,10 @@ export interface RemoteCliSessionOptions {
  */
 export class RemoteCliSession {
   private running: TurnHandle | undefined;
+  /** Aborts the questions about waiting calls (Ctrl-C while one is asked). */
+  private asking: AbortController | undefined;
+  /** Calls a turn left waiting when Ctrl-C stopped the questions: asked about again before the next turn. */
+  private waiting: QueuedTurnResult | undefined;
   private cancelling: Promise<void> | undefined;
   private readonly turns: TurnQueue;
   private readonly session: string;
@@ -32,37 +44,94 @@ export class RemoteCliSession {
     this.session = options.session ?? `cli-${randomUUID()}`;
   }
 
-  /** Whether a turn is running. */
+  /** Whether a turn is running (or its waiting calls are being asked about). */
   get busy(): boolean {
-    return this.running !== undefined;
+    return this.running !== undefined || this.asking !== undefined;
   }
 
-  /** Submits one turn and renders it; never throws (failures are rendered and reported as the outcome). */
+  /**
+   * Submits one turn and renders it; never throws (failures are rendered and reported as the
+   * outcome). A turn that ends with calls waiting for approval has them decided (see
+   * {@link RemoteCliSessionOptions.onApproval}) and goes on with a resumption, until it ends otherwise.
+   * Calls left waiting by an earlier turn stopped at its question are decided first.
+   */
   async turn(input: string): Promise<TurnOutcome> {
     const { renderer } = this.options;
     renderer.turnStart(input);
     try {
       const { systemPrompt, maxSteps } = this.options;
-      const handle = await this.turns.submit({ session: this.session, input, options: { maxSteps, ...(systemPrompt === undefined ? {} : { systemPrompt }) } });
-      this.running = handle;
-      for await (const event of handle.events()) {
-        const outcome = this.render(event);
-        if (outcome) return outcome;
+      const options = { maxSteps, ...(systemPrompt === undefined ? {} : { systemPrompt }) };
+      if (this.waiting) {
+        renderer.info('calls of the last turn still wait for approval: deciding them first');
+        const earlier = await this.settle(this.waiting, options);
+        if (earlier !== 'completed') return earlier;
       }
-      renderer.turnFailed(new Error('the turn ended without an outcome'));
-      return 'failed';
+      const handle = await this.turns.submit({ session: this.session, input, options });
+      const followed = await this.follow(handle);
+      return typeof followed === 'string' ? followed : await this.settle(followed.waiting, options);
     } catch (error) {
       renderer.turnFailed(error);
       return 'failed';
     } finally {
       this.running = undefined;
+      this.asking = undefined;
       await this.cancelling;
       this.cancelling = undefined;
     }
   }
 
-  /** Renders one event; returns the outcome when the event ends the turn. */
-  private render(event: TurnEvent): TurnOutcome | undefined {
+  /** Decides about the waiting calls and follows the resumption, until the turn ends without any. */
+  private async settle(waiting: QueuedTurnResult, options: { maxSteps: number; systemPrompt?: string }): Promise<TurnOutcome> {
+    const { renderer } = this.options;
+    for (let result = waiting; ; ) {
+      this.waiting = result;
+      const decisions = await this.decide(result.pendingApprovals ?? []);
+      if (decisions === undefined) {
+        renderer.turnEnd(result);
+        renderer.info('stopped: the calls above still wait for approval; you are asked about them again before your next message');
+        return 'interrupted';
+      }
+      this.waiting = undefined;
+      const followed = await this.follow(await this.turns.resume({ session: this.session, decisions, options }));
+      if (typeof followed === 'string') return followed;
+      result = followed.waiting;
+    }
+  }
+
+  /** The decisions about the waiting calls, asked one at a time; `undefined` when Ctrl-C stopped the questions. */
+  private async decide(pending: readonly PendingApproval[]): Promise<Record<string, ApprovalDecision> | undefined> {
+    const controller = new AbortController();
+    this.asking = controller;
+    try {
+      const decisions: Record<string, ApprovalDecision> = {};
+      for (const { toolCall, index, stepId } of pending) {
+        const decision = await this.options.onApproval({ toolCall, index, stepId, tenant: undefined, signal: controller.signal });
+        if (controller.signal.aborted) return undefined;
+        decisions[toolCall.id] = decision;
+      }
+      return decisions;
+    } finally {
+      this.asking = undefined;
+    }
+  }
+
+  /** Follows a queued turn to its end, rendering its events. */
+  private async follow(handle: TurnHandle): Promise<FollowedTurn> {
+    this.running = handle;
+    try {
+      for await (const event of handle.events()) {
+        const outcome = this.render(event);
+        if (outcome) return outcome;
+      }
+      this.options.renderer.turnFailed(new Error('the turn ended without an outcome'));
+      return 'failed';
+    } finally {
+      this.running = undefined;
+    }
+  }
+
+  /** Renders one event; returns the outcome when the event ends the turn (a turn whose calls wait is not rendered as ended). */
+  private render(event: TurnEvent): FollowedTurn | undefined {
     const { renderer } = this.options;
     switch (event.type) {
       case 'turn_start':
@@ -70,9 +139,12 @@ export class RemoteCliSession {
       case 'turn_resumed':
         renderer.info(`the worker running this turn was lost; another one goes on from step ${event.fromStep}`);
         return undefined;
-      case 'turn_end':
+      case 'turn_end': {
+        const pendingApprovals = event.result.pendingApprovals ?? [];
+        if (event.result.stopReason === 'approval_required' && pendingApprovals.length > 0) return { waiting: { ...event.result, pendingApprovals } };
         renderer.turnEnd(event.result);
         return 'completed';
+      }
       case 'turn_failed': {
         const error = new Error(event.error.message);
         error.name = event.error.name;
@@ -93,8 +165,12 @@ export class RemoteCliSession {
     }
   }
 
-  /** Cancels the running turn on its worker; returns whether one was running. */
+  /** Cancels the running turn on its worker, or stops the questions about its waiting calls; returns whether one was running. */
   interrupt(): boolean {
+    if (this.asking) {
+      this.asking.abort(new Error('Interrupted by the user'));
+      return true;
+    }
     const handle = this.running;
     if (!handle) return false;
     this.cancelling = handle.cancel('Interrupted by the user').catch((error: unknown) => this.options.renderer.info(`could not cancel the turn: ${String(error)}`));

@@ -1,4 +1,4 @@
-import { Kernel, definePlugin, type Plugin, type ProviderPluginFactory } from '@kosong/core';
+import { Kernel, definePlugin, requireApproval, type Plugin, type ProviderPluginFactory } from '@kosong/core';
 import { AgentWorker, RemoteToolset, ToolWorker } from '@kosong/bullmq';
 import { ScriptedEchoChatProvider } from '@kosong/provider-echo';
 import { demoScripts } from './demo.js';
@@ -11,6 +11,7 @@ export interface WorkerCommandOptions {
   readonly provider: ProviderPluginFactory;
   readonly concurrency: number;
   readonly cwd: string;
+  /** `--allow-bash`: bash calls run without asking; otherwise each waits for the approval of whoever submitted the turn. */
   readonly allowBash: boolean;
   readonly systemPrompt: string;
   readonly maxSteps: number;
@@ -31,18 +32,22 @@ export interface RunningWorker {
 /**
  * Starts `kosong worker`: a tool worker serving the built-in tools (confined to this worker's working
  * directory) and an agent worker whose turns use the chosen provider and those tools through their
- * queue — so a turn's tool calls may run on any worker.
+ * queue — so a turn's tool calls may run on any worker. Without `allowBash`, a turn's bash calls are
+ * deferred: the turn ends with `stopReason: 'approval_required'`, and goes on when the decisions come
+ * with `TurnQueue.resume` (`kosong --redis` asks its user, as a local session does).
  */
 export async function startWorker(options: WorkerCommandOptions): Promise<RunningWorker> {
   const tools = await ToolWorker.start({
     connection: options.redis,
-    toolset: builtinToolset({ cwd: options.cwd, offerBash: options.allowBash }),
+    toolset: builtinToolset({ cwd: options.cwd, offerBash: true }),
     name: BUILTIN_TOOLS,
     concurrency: options.concurrency * 4,
   });
   const remote = await RemoteToolset.connect({ connection: options.redis, name: BUILTIN_TOOLS });
   const kernel = new Kernel();
-  await kernel.use(providerPlugin(options), definePlugin({ name: 'builtin-tools', setup: (ctx) => ctx.bindToolset(remote) }));
+  // No approval handler in this kernel: a bash call that needs approval is deferred to the turn's submitter.
+  const toolset = options.allowBash ? remote : requireApproval(remote, ['bash']);
+  await kernel.use(providerPlugin(options), definePlugin({ name: 'builtin-tools', setup: (ctx) => ctx.bindToolset(toolset) }));
   const agents = new AgentWorker({ connection: options.redis, kernel, concurrency: options.concurrency, systemPrompt: options.systemPrompt, maxSteps: options.maxSteps });
   await agents.start();
   return {

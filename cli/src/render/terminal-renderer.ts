@@ -148,6 +148,10 @@ export class TerminalRenderer implements Renderer {
   private result(result: ToolResult): void {
     const call = this.calls.get(result.toolCallId) ?? { label: result.toolCallId, name: '' };
     const value = result.returnValue;
+    if (result.deferred === true) {
+      this.line(`⏸ ${call.label}: waits for approval`, { all: 'yellow' });
+      return;
+    }
     // What a tool wrote (a command's output, a command in a brief) is printed escaped: it cannot act on the terminal.
     if (value.isError) this.line(`✗ ${call.label}: ${escapeUnprintable(value.message, true)}`, { all: 'red' });
     else this.line(`✓ ${call.label}: ${escapeUnprintable(summary(value), true)}`, { symbol: 'green' });
