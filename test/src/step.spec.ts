@@ -365,6 +365,48 @@ describe('step()', () => {
       expect(await result.toolResults().catch((e: unknown) => e)).to.equal(reason);
     });
 
+    it('a tool that reads its signal only after the step was cancelled gets it aborted, with the reason', async () => {
+      const reason = new Error('no longer needed');
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      let seen: AbortSignal | undefined;
+      const toolset: Toolset = {
+        tools: [],
+        handle: async (c, context) => {
+          await released;
+          seen = context.signal;
+          return { toolCallId: c.id, returnValue: toolOk({ output: 'late' }) };
+        },
+      };
+      const result = await step({ ...base, provider: new MockChatProvider([call('a')]), toolset, cleanupTimeoutMs: 50 });
+      const cancelled = result.cancel(reason);
+      release();
+      await cancelled;
+      expect(seen?.aborted).to.equal(true);
+      expect(seen?.reason).to.equal(reason);
+    });
+
+    it('makes no abort signal for tools that never read it, and one for all the calls of a step that do', async () => {
+      const controllers = sinon.spy(globalThis, 'AbortController');
+      const quiet: Toolset = { tools: [], handle: (c) => ({ toolCallId: c.id, returnValue: toolOk({ output: 'ok' }) }) };
+      const first = await step({ ...base, provider: new MockChatProvider([call('a'), call('b'), call('c')]), toolset: quiet });
+      expect(await first.toolResults()).to.have.length(3);
+      expect(controllers.callCount).to.equal(0);
+      const signals: AbortSignal[] = [];
+      const reading: Toolset = {
+        tools: [],
+        handle: (c, context) => {
+          signals.push(context.signal, context.signal);
+          return { toolCallId: c.id, returnValue: toolOk({ output: 'ok' }) };
+        },
+      };
+      const second = await step({ ...base, provider: new MockChatProvider([call('a'), call('b'), call('c')]), toolset: reading });
+      expect(await second.toolResults()).to.have.length(3);
+      expect(controllers.callCount).to.equal(1);
+      expect(new Set(signals).size).to.equal(1);
+      expect(signals[0]!.aborted).to.equal(false);
+    });
+
     it('a stream part that is not a part fails the step with a ChatProviderError, tools reclaimed', async () => {
       const toolset = new FakeToolset(() => ({ kind: 'untilAborted' }));
       const parts = [call('a'), { type: 'bogus' } as unknown as StreamedMessagePart, textPart('x')];

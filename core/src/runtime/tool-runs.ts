@@ -34,9 +34,9 @@ const NONE: readonly never[] = Object.freeze([]);
  * A call never fails: a throw or a rejection becomes an error result. All calls share one abort
  * signal, aborted by {@link ToolRuns.cancel}.
  *
- * Kept small, since thousands of steps may be in flight at once: the abort controller is created with
- * the first call (a step without calls has none), and nothing but its result is kept of a call once
- * it settled.
+ * Kept small, since thousands of steps may be in flight at once: the abort controller is created when
+ * a call first reads `ToolContext.signal` (already aborted if the step was cancelled by then; a step
+ * whose tools never read it has none), and nothing but its result is kept of a call once it settled.
  */
 export class ToolRuns {
   private callList: ToolCall[] | undefined;
@@ -79,7 +79,17 @@ export class ToolRuns {
     const index = this.add(call);
     const startedAt = performance.now();
     this.pending++;
-    const context: ToolContext = { signal: this.signal(), toolCall: call, stepId: this.stepId, index, context: this.settings.context };
+    // The signal is made when a call first reads it: an AbortController costs ~10 µs on Node 20, and most tools never look.
+    const signalOfStep = (): AbortSignal => this.signal();
+    const context: ToolContext = {
+      get signal() {
+        return signalOfStep();
+      },
+      toolCall: call,
+      stepId: this.stepId,
+      index,
+      context: this.settings.context,
+    };
     const gate = this.gate;
     if (gate === undefined) {
       this.handle(index, call, context, startedAt);
@@ -176,7 +186,7 @@ export class ToolRuns {
     return this.calls.filter((_, index) => this.results?.[index] === undefined);
   }
 
-  /** The signal of the step's calls (created with the first call; aborted already after a cancel). */
+  /** The signal of the step's calls (created when first read; aborted already after a cancel). */
   private signal(): AbortSignal {
     let controller = this.controller;
     if (controller === undefined) {
