@@ -124,6 +124,7 @@ describe('Gemini end to end over HTTP: a multi-step turn with thinking and paral
       // conversation sends the same contents.
       expect(agent.context.history[1]!.content).to.deep.equal([thinkPart('Three sums at once.'), textPart('Computing.')]);
       expect(agent.context.history[1]!.toolCalls![0]!.extras).to.deep.equal({ thought_signature_b64: 'U0lHLUE=' });
+      await context.close(); // the turn is written: its file handle is released, not left to the GC
       const restored = new LinearContext(join(dir, 'turn.jsonl'));
       await restored.restore();
       ctx.server.reply(textReply(['Yes.']));

@@ -114,6 +114,7 @@ describe('OpenAI Responses end to end over HTTP: a multi-step turn with encrypte
       // The context keeps the reasoning with its encrypted content, and so does its file: a restored
       // conversation sends the same input.
       expect(agent.context.history[1]!.content).to.deep.equal([thinkPart('Three sums.\n\nAt once.', 'gAAAA-enc-1'), textPart('Computing.')]);
+      await context.close(); // the turn is written: its file handle is released, not left to the GC
       const restored = new LinearContext(join(dir, 'turn.jsonl'));
       await restored.restore();
       ctx.server.reply(responsesReply([{ type: 'message', text: ['Yes.'] }]));
