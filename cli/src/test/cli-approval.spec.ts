@@ -139,6 +139,19 @@ describe('kosong CLI: approval of bash calls', function () {
       expect(toolMessages(join(ws.cwd, 's.jsonl')).get('b1')).to.include(NO_ANSWER);
     });
 
+    it('Ctrl-D at the question in the REPL denies, and ends the input: the session ends after the turn', async () => {
+      const cli = new PtyCli(['--provider', 'echo', '--max-steps', '1', '--session', 's.jsonl'], ws.cwd, { columns: 200 });
+      await cli.waitForPrompt();
+      cli.type(`${toolCallLine('b1', 'bash', { command: 'touch eof.txt' })}${KEY.enter}`);
+      await cli.waitFor(ANSWERS);
+      cli.type(KEY.ctrlD);
+      expect(await cli.waitForExit()).to.equal(0);
+      expect(existsSync(join(ws.cwd, 'eof.txt'))).to.equal(false);
+      expect(screen(cli)).to.include(`✗ #1 bash: The tool call was denied: ${NO_ANSWER}`);
+      expect(screen(cli)).to.include(USAGE_LINE);
+      expect(toolMessages(join(ws.cwd, 's.jsonl')).get('b1')).to.include(NO_ANSWER);
+    });
+
     it('Ctrl-C at the question stops the turn: exit 130, the approved command running beside it is stopped, nothing runs after', async () => {
       const pidFile = join(ws.base, 'sleep.pid');
       const script = [toolCallLine('b1', 'bash', { command: `echo $$ > ${pidFile}; exec sleep 30` }), toolCallLine('b2', 'bash', { command: 'touch never.txt' })].join('\n');
@@ -185,6 +198,18 @@ describe('kosong CLI: approval of bash calls', function () {
       expect(await cli.waitForExit()).to.equal(0);
       expect(screen(cli)).to.include(`✓ #1 bash: $ ${shown}`);
       for (const raw of ['\x1b[2K\x1b[1A', '\u202e', 'safe\r']) expect(cli.output, JSON.stringify(raw)).not.to.include(raw);
+    });
+
+    it('arguments that are not a command are shown as they came, escaped; approved, the call gets the usual invalid-arguments error', async () => {
+      const call = `tool_call: ${JSON.stringify({ id: 'b1', name: 'bash', arguments: '{"cmd": "ls\u001b[2J"' })}`;
+      const cli = new PtyCli(['--provider', 'echo', '--max-steps', '1', '--session', 's.jsonl', 'run', call], ws.cwd, { columns: 200 });
+      await cli.waitFor(ANSWERS.slice(1));
+      expect(screen(cli).some((line) => line.startsWith(`Run bash with arguments {"cmd": "ls\\x1b[2J"${ANSWERS} `)), cli.output).to.equal(true);
+      expect(cli.output).not.to.include('\x1b[2J');
+      cli.type(`y${KEY.enter}`);
+      expect(await cli.waitForExit()).to.equal(0);
+      const result = toolMessages(join(ws.cwd, 's.jsonl')).get('b1');
+      expect(result).to.be.a('string').and.include('Error parsing JSON arguments');
     });
 
     it('shows a very long command marked: its start, its end, and how much is left out', async () => {
