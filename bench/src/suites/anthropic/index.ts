@@ -29,5 +29,5 @@ export const anthropicSuite: Suite = {
       maxRuns: RUNS,
     },
   ],
-  targets: [{ variant: 'provider', baseline: 'sdk', maxRatio: 1.1 }],
+  targets: [{ variant: 'provider', baseline: 'sdk', maxRatio: 1.05 }],
 };
