@@ -22,7 +22,11 @@ export interface RemoteCliSessionOptions {
 }
 
 /** A turn followed to its end: how it ended, and the calls it left waiting, if any. */
-type FollowedTurn = TurnOutcome | { readonly waiting: QueuedTurnResult & { readonly pendingApprovals: readonly PendingApproval[] } };
+type FollowedTurn =
+  | TurnOutcome
+  | { readonly waiting: QueuedTurnResult & { readonly pendingApprovals: readonly PendingApproval[] } }
+  /** Refused by the worker because calls of an earlier turn of the session still wait for approval. */
+  | { readonly blocked: Error };
 
 /**
  * A CLI session whose turns run on `kosong worker` processes: each turn is submitted to the queue
@@ -66,9 +70,18 @@ export class RemoteCliSession {
         const earlier = await this.settle(this.waiting, options);
         if (earlier !== 'completed') return earlier;
       }
-      const handle = await this.turns.submit({ session: this.session, input, options });
-      const followed = await this.follow(handle);
-      return typeof followed === 'string' ? followed : await this.settle(followed.waiting, options);
+      const submit = async (): Promise<FollowedTurn> => this.follow(await this.turns.submit({ session: this.session, input, options }));
+      let followed = await submit();
+      if (typeof followed !== 'string' && 'blocked' in followed) {
+        // Calls an earlier process left waiting in this session (e.g. `run` stopped at the question):
+        // a resumption without decisions ends waiting for them again, naming them; they are decided first.
+        renderer.info('calls of an earlier turn of this session wait for approval: deciding them first');
+        const earlier = await this.follow(await this.turns.resume({ session: this.session, decisions: {}, options }));
+        const outcome = await this.outcome(earlier, options);
+        if (outcome !== 'completed') return outcome;
+        followed = await submit();
+      }
+      return await this.outcome(followed, options);
     } catch (error) {
       renderer.turnFailed(error);
       return 'failed';
@@ -78,6 +91,14 @@ export class RemoteCliSession {
       await this.cancelling;
       this.cancelling = undefined;
     }
+  }
+
+  /** How a followed turn ends: its calls that wait decided first. */
+  private async outcome(followed: FollowedTurn, options: { maxSteps: number; systemPrompt?: string }): Promise<TurnOutcome> {
+    if (typeof followed === 'string') return followed;
+    if ('waiting' in followed) return this.settle(followed.waiting, options);
+    this.options.renderer.turnFailed(followed.blocked);
+    return 'failed';
   }
 
   /** Decides about the waiting calls and follows the resumption, until the turn ends without any. */
@@ -93,7 +114,7 @@ export class RemoteCliSession {
       }
       this.waiting = undefined;
       const followed = await this.follow(await this.turns.resume({ session: this.session, decisions, options }));
-      if (typeof followed === 'string') return followed;
+      if (typeof followed === 'string' || !('waiting' in followed)) return this.outcome(followed, options);
       result = followed.waiting;
     }
   }
@@ -148,6 +169,7 @@ export class RemoteCliSession {
       case 'turn_failed': {
         const error = new Error(event.error.message);
         error.name = event.error.name;
+        if (error.name === 'ApprovalPendingError') return { blocked: error };
         renderer.turnFailed(error);
         return 'failed';
       }

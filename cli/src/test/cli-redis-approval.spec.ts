@@ -83,6 +83,28 @@ describe('kosong --redis: approval of bash calls on worker processes (real redis
     expect(existsSync(join(ws.cwd, 'later.txt'))).to.equal(true);
   });
 
+  it('run stopped at the question leaves the call waiting in its session; the next run of that session decides it first', async function () {
+    if (!HAS_SCRIPT) this.skip(); // no util-linux `script` to make a pseudo-terminal with
+    const first = new PtyCli(['--redis', redis.url, '--session', 'kept', '--max-steps', '1', 'run', toolCallLine('b1', 'bash', { command: 'touch kept.txt' })], ws.cwd, {
+      columns: 200,
+    });
+    await first.waitFor(`Run bash: touch kept.txt${ANSWERS}`, { timeoutMs: 20_000 });
+    first.type(KEY.ctrlC);
+    expect(await first.waitForExit(20_000)).to.equal(130);
+    expect(existsSync(join(ws.cwd, 'kept.txt'))).to.equal(false);
+
+    const next = new PtyCli(['--redis', redis.url, '--session', 'kept', '--max-steps', '1', 'run', 'text: afterwards'], ws.cwd, { columns: 200 });
+    await next.waitFor(`Run bash: touch kept.txt${ANSWERS}`, { timeoutMs: 20_000 });
+    next.type(`y${KEY.enter}`);
+    expect(await next.waitForExit(20_000)).to.equal(0);
+    const screen = stripEscapes(next.output).split(/\r*\n/).map((line) => line.slice(line.lastIndexOf('\r') + 1));
+    expect(screen).to.include('calls of an earlier turn of this session wait for approval: deciding them first');
+    expect(screen).to.include('✓ #1 bash: $ touch kept.txt');
+    expect(screen).to.include('afterwards');
+    expect(screen.join('\n')).not.to.include('ApprovalPendingError');
+    expect(existsSync(join(ws.cwd, 'kept.txt'))).to.equal(true);
+  });
+
   it('without a terminal: denied, the model told why, the user told once; --json shows the deferral and the denial', async () => {
     const script = toolCallLine('b1', 'bash', { command: 'touch no.txt' });
     const plain = await runCli(['--redis', redis.url, '--max-steps', '1', 'run', script], ws.cwd, { timeoutMs: 30_000 });
