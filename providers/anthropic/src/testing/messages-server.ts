@@ -1,3 +1,4 @@
+import { ReplyPacer } from '@kosong/core/testing';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -68,8 +69,6 @@ export interface MessagesServerOptions {
 }
 
 /** Bytes of events gathered before one write, when events are not delayed. */
-const WRITE_BATCH = 64 * 1024;
-
 /**
  * A local HTTP server speaking the Anthropic Messages API's streaming format, for tests and
  * benchmarks: it listens on 127.0.0.1 on an ephemeral port, records every request (headers, exact
@@ -89,7 +88,7 @@ export class MessagesServer {
   readonly #server: Server;
   readonly #defaultReply: ServerReply;
   readonly #queue: ServerReply[] = [];
-  readonly #timers = new Set<ReturnType<typeof setTimeout>>();
+  readonly #pacer = new ReplyPacer();
   #closed = false;
 
   private constructor(server: Server, defaultReply: ServerReply) {
@@ -140,8 +139,7 @@ export class MessagesServer {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    for (const timer of this.#timers) clearTimeout(timer);
-    this.#timers.clear();
+    this.#pacer.close();
     this.#server.closeAllConnections();
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
   }
@@ -157,63 +155,13 @@ export class MessagesServer {
       const reply = this.#queue.shift() ?? this.#defaultReply;
       if (typeof reply === 'function') await reply(recorded, response);
       else if (reply.type === 'body') {
-        if (reply.delayMs === undefined || (await this.#sleep(reply.delayMs, response))) sendBody(response, reply);
-      } else if (reply.type === 'stream') await this.#stream(reply, response);
+        if (reply.delayMs === undefined || (await this.#pacer.sleep(reply.delayMs, response))) sendBody(response, reply);
+      } else if (reply.type === 'stream') await this.#pacer.stream(response, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', ...reply.headers }, reply.events.map(encodeEvent), reply);
     } catch {
       response.destroy(); // the client went away mid-exchange, or a custom reply failed
     }
   }
 
-  async #stream(reply: EventStreamReply, response: ServerResponse): Promise<void> {
-    if (reply.headerDelayMs !== undefined && !(await this.#sleep(reply.headerDelayMs, response))) return;
-    response.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', ...reply.headers });
-    response.flushHeaders();
-    if (reply.eventDelayMs === undefined) {
-      let batch = '';
-      for (const event of reply.events) {
-        batch += encodeEvent(event);
-        if (batch.length >= WRITE_BATCH) {
-          if (!(await write(response, batch))) return;
-          batch = '';
-        }
-      }
-      if (batch !== '' && !(await write(response, batch))) return;
-    } else {
-      for (const event of reply.events) {
-        if (!(await this.#sleep(reply.eventDelayMs, response))) return;
-        if (!(await write(response, encodeEvent(event)))) return;
-      }
-    }
-    switch (reply.then ?? 'end') {
-      case 'end':
-        response.end();
-        return;
-      case 'destroy':
-        await new Promise((resolve) => setImmediate(resolve)); // let the written events reach the client first
-        response.socket?.destroy();
-        return;
-      case 'hang':
-        return;
-    }
-  }
-
-  /** Waits, unless the response closes first or the server shuts down; returns whether to go on. */
-  #sleep(ms: number, response: ServerResponse): Promise<boolean> {
-    return new Promise((resolve) => {
-      const onClose = (): void => {
-        clearTimeout(timer);
-        this.#timers.delete(timer);
-        resolve(false);
-      };
-      const timer = setTimeout(() => {
-        this.#timers.delete(timer);
-        response.off('close', onClose);
-        resolve(!response.destroyed);
-      }, ms);
-      this.#timers.add(timer);
-      response.once('close', onClose);
-    });
-  }
 }
 
 /** The API's error body: `{type: 'error', error: {type, message}}`. */
@@ -250,18 +198,3 @@ function sendBody(response: ServerResponse, reply: BodyReply): void {
   response.end(text);
 }
 
-function write(response: ServerResponse, data: string): Promise<boolean> {
-  if (response.destroyed) return Promise.resolve(false);
-  if (response.write(data)) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const settle = (ok: boolean) => (): void => {
-      response.off('drain', onDrain);
-      response.off('close', onClose);
-      resolve(ok);
-    };
-    const onDrain = settle(true);
-    const onClose = settle(false);
-    response.once('drain', onDrain);
-    response.once('close', onClose);
-  });
-}

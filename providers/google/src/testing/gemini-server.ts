@@ -1,3 +1,4 @@
+import { ReplyPacer } from '@kosong/core/testing';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -75,8 +76,6 @@ export interface GeminiServerOptions {
   readonly defaultReply?: ServerReply;
 }
 
-const BATCH_CHARS = 64 * 1024;
-
 /**
  * A local HTTP server speaking the Gemini REST streaming format, for tests and benchmarks: it
  * listens on 127.0.0.1 on an ephemeral port, records every request (headers, exact body), and
@@ -95,7 +94,7 @@ export class GeminiServer {
   /** Every request received, in order. */
   readonly requests: RecordedRequest[] = [];
   readonly #queue: ServerReply[] = [];
-  readonly #timers = new Set<NodeJS.Timeout>();
+  readonly #pacer = new ReplyPacer();
   #closed = false;
 
   private constructor(
@@ -146,8 +145,7 @@ export class GeminiServer {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    for (const timer of this.#timers) clearTimeout(timer);
-    this.#timers.clear();
+    this.#pacer.close();
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
@@ -186,84 +184,14 @@ export class GeminiServer {
     const reply = this.#queue.shift() ?? this.defaultReply;
     if (typeof reply === 'function') await reply(recorded, response);
     else if (reply.type === 'body') await this.#body(reply, response);
-    else if (reply.type === 'stream') await this.#stream(reply, response);
+    else if (reply.type === 'stream') await this.#pacer.stream(response, { 'content-type': reply.contentType ?? 'text/event-stream', ...reply.headers }, sseEvents(reply), reply);
   }
 
   async #body(reply: BodyReply, response: ServerResponse): Promise<void> {
-    if (reply.delayMs !== undefined && !(await this.#sleep(reply.delayMs, response))) return;
+    if (reply.delayMs !== undefined && !(await this.#pacer.sleep(reply.delayMs, response))) return;
     writeBody(response, reply.status ?? 200, reply.body, reply.contentType, reply.headers);
   }
 
-  async #stream(reply: StreamReply, response: ServerResponse): Promise<void> {
-    if (reply.headerDelayMs !== undefined && !(await this.#sleep(reply.headerDelayMs, response))) return;
-    response.writeHead(200, { 'content-type': reply.contentType ?? 'text/event-stream', ...reply.headers });
-    response.flushHeaders();
-    const events = reply.events.map((event) => `data: ${typeof event === 'string' ? event : JSON.stringify(event)}\r\n\r\n`);
-    if (reply.trailer !== undefined) events.push(reply.trailer);
-    if (reply.eventDelayMs === undefined) {
-      let batch = '';
-      for (const event of events) {
-        batch += event;
-        if (batch.length >= BATCH_CHARS) {
-          if (!(await write(response, batch))) return;
-          batch = '';
-        }
-      }
-      if (batch !== '' && !(await write(response, batch))) return;
-    } else {
-      for (const event of events) {
-        if (!(await this.#sleep(reply.eventDelayMs, response))) return;
-        if (!(await write(response, event))) return;
-      }
-    }
-    switch (reply.then ?? 'end') {
-      case 'end':
-        response.end();
-        return;
-      case 'destroy':
-        // let the written events reach the client before the cut
-        await new Promise((resolve) => setImmediate(resolve));
-        response.socket?.destroy();
-        return;
-      case 'hang':
-        return;
-    }
-  }
-
-  /** Waits, unless the response closes first or the server shuts down; resolves whether to go on. */
-  #sleep(ms: number, response: ServerResponse): Promise<boolean> {
-    return new Promise((resolve) => {
-      const onClose = (): void => {
-        clearTimeout(timer);
-        this.#timers.delete(timer);
-        resolve(false);
-      };
-      const timer = setTimeout(() => {
-        this.#timers.delete(timer);
-        response.off('close', onClose);
-        resolve(!response.destroyed);
-      }, ms);
-      this.#timers.add(timer);
-      response.once('close', onClose);
-    });
-  }
-}
-
-/** Writes, waiting for the socket to drain when it is full; resolves `false` when the connection closed. */
-export function write(response: ServerResponse, data: string | Uint8Array): Promise<boolean> {
-  if (response.destroyed) return Promise.resolve(false);
-  if (response.write(data)) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const settle = (open: boolean): void => {
-      response.off('drain', onDrain);
-      response.off('close', onClose);
-      resolve(open);
-    };
-    const onDrain = (): void => settle(true);
-    const onClose = (): void => settle(false);
-    response.once('drain', onDrain);
-    response.once('close', onClose);
-  });
 }
 
 function writeBody(response: ServerResponse, status: number, body: object | string, contentType?: string, headers: Readonly<Record<string, string>> = {}): void {
@@ -279,3 +207,12 @@ function parseJSON(text: string): unknown {
     return undefined;
   }
 }
+
+/** The reply's events on the wire: each as one `data:` line (objects as JSON), then the trailer if any. */
+function* sseEvents(reply: StreamReply): Generator<string> {
+  for (const event of reply.events) yield `data: ${typeof event === 'string' ? event : JSON.stringify(event)}\r\n\r\n`;
+  if (reply.trailer !== undefined) yield reply.trailer;
+}
+
+/** Writes, waiting for the socket to drain when it is full; resolves `false` when the connection closed. */
+export { writeChunk as write } from '@kosong/core/testing';

@@ -1,3 +1,4 @@
+import { ReplyPacer } from '@kosong/core/testing';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -60,8 +61,6 @@ export type CustomReply = (request: RecordedRequest, response: ServerResponse) =
 /** What the server answers to one request. */
 export type ServerReply = StreamReply | JsonReply | HangReply | CustomReply;
 
-const BATCH_BYTES = 64 * 1024;
-
 /** How a server of one API answers: its route, and how a stream reply becomes SSE events. */
 export interface StreamFormat {
   /** The end of the path the server answers with its replies, e.g. `/chat/completions`. */
@@ -81,7 +80,7 @@ export class SSEReplyServer {
   /** Every request received, in order. */
   readonly requests: RecordedRequest[] = [];
   readonly #queue: ServerReply[] = [];
-  readonly #timers = new Set<ReturnType<typeof setTimeout>>();
+  readonly #pacer = new ReplyPacer();
   #closed = false;
 
   private readonly server: Server = createServer();
@@ -139,8 +138,7 @@ export class SSEReplyServer {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    for (const timer of this.#timers) clearTimeout(timer);
-    this.#timers.clear();
+    this.#pacer.close();
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
@@ -176,83 +174,13 @@ export class SSEReplyServer {
     const reply = this.#queue.shift() ?? this.defaultReply;
     if (typeof reply === 'function') await reply(recorded, response);
     else if (reply.type === 'json') await this.#json(reply, response);
-    else if (reply.type === 'stream') await this.#stream(reply, response);
+    else if (reply.type === 'stream') await this.#pacer.stream(response, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...reply.headers }, this.format.events(reply), { ...reply, eventDelayMs: reply.chunkDelayMs });
   }
 
   async #json(reply: JsonReply, response: ServerResponse): Promise<void> {
-    if (reply.delayMs !== undefined && !(await this.#sleep(reply.delayMs, response))) return;
+    if (reply.delayMs !== undefined && !(await this.#pacer.sleep(reply.delayMs, response))) return;
     writeJSON(response, reply.status ?? 200, reply.body, reply.headers);
   }
-
-  async #stream(reply: StreamReply, response: ServerResponse): Promise<void> {
-    if (reply.headerDelayMs !== undefined && !(await this.#sleep(reply.headerDelayMs, response))) return;
-    response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...reply.headers });
-    response.flushHeaders();
-    const events = this.format.events(reply);
-    if (reply.chunkDelayMs === undefined) {
-      let batch = '';
-      for (const event of events) {
-        batch += event;
-        if (batch.length >= BATCH_BYTES) {
-          if (!(await write(response, batch))) return;
-          batch = '';
-        }
-      }
-      if (batch !== '' && !(await write(response, batch))) return;
-    } else {
-      for (const event of events) {
-        if (!(await this.#sleep(reply.chunkDelayMs, response))) return;
-        if (!(await write(response, event))) return;
-      }
-    }
-    switch (reply.then ?? 'end') {
-      case 'end':
-        response.end();
-        return;
-      case 'destroy':
-        // let the written events reach the client before the cut
-        await new Promise((resolve) => setImmediate(resolve));
-        response.socket?.destroy();
-        return;
-      case 'hang':
-        return;
-    }
-  }
-
-  /** Waits, unless the response closes first or the server shuts down; returns whether to go on. */
-  #sleep(ms: number, response: ServerResponse): Promise<boolean> {
-    return new Promise((resolve) => {
-      const onClose = (): void => {
-        clearTimeout(timer);
-        this.#timers.delete(timer);
-        resolve(false);
-      };
-      const timer = setTimeout(() => {
-        this.#timers.delete(timer);
-        response.off('close', onClose);
-        resolve(!response.destroyed);
-      }, ms);
-      this.#timers.add(timer);
-      response.once('close', onClose);
-    });
-  }
-}
-
-function write(response: ServerResponse, data: string): Promise<boolean> {
-  if (response.destroyed) return Promise.resolve(false);
-  if (response.write(data)) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const onDrain = (): void => {
-      response.off('close', onClose);
-      resolve(true);
-    };
-    const onClose = (): void => {
-      response.off('drain', onDrain);
-      resolve(false);
-    };
-    response.once('drain', onDrain);
-    response.once('close', onClose);
-  });
 }
 
 function writeJSON(response: ServerResponse, status: number, body: unknown, headers: Readonly<Record<string, string>> = {}): void {

@@ -1,0 +1,5 @@
+/**
+ * `@kosong/core/testing`: helpers for the local servers a provider's tests talk to over real HTTP.
+ * Not loaded by the root entry.
+ */
+export { ReplyPacer, writeChunk, type EventStreamPacing } from './reply-pacer.js';
