@@ -3,3 +3,4 @@
  * Not loaded by the root entry.
  */
 export { ReplyPacer, writeChunk, type EventStreamPacing } from './reply-pacer.js';
+export { recordRequest, type RecordedRequest } from './recorded-request.js';

@@ -1,25 +1,10 @@
-import { ReplyPacer } from '@kosong/core/testing';
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { recordRequest, ReplyPacer, type RecordedRequest } from '@kosong/core/testing';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 import { textReply, type SseEvent } from './events.js';
 
-/** One request the server received. */
-export interface RecordedRequest {
-  readonly method: string;
-  /** The path and query, e.g. `/v1/messages`. */
-  readonly path: string;
-  readonly headers: IncomingHttpHeaders;
-  /** The body as received. */
-  readonly rawBody: string;
-  /** The body parsed as JSON; `undefined` when it is not JSON. */
-  readonly body: unknown;
-  /**
-   * Settles when the exchange is over: `completed` when the server finished its response, `aborted`
-   * when the connection closed before that (the client went away, or the reply cut it).
-   */
-  readonly closed: Promise<'completed' | 'aborted'>;
-}
+export type { RecordedRequest } from '@kosong/core/testing';
 
 /** A streamed reply: server-sent events, `event: <name>` + `data: <json>` each. */
 export interface EventStreamReply {
@@ -146,7 +131,7 @@ export class MessagesServer {
 
   async #handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     try {
-      const recorded = await record(request, response);
+      const recorded = await recordRequest(request, response);
       this.requests.push(recorded);
       if (request.method !== 'POST' || !recorded.path.split('?')[0]!.endsWith('/v1/messages')) {
         sendBody(response, { type: 'body', status: 404, body: apiError('not_found_error', `no route for ${request.method} ${request.url}`) });
@@ -173,22 +158,6 @@ export function apiError(type: string, message: string): object {
 export function encodeEvent(event: SseEvent | string): string {
   if (typeof event === 'string') return event;
   return `event: ${event.event}\ndata: ${typeof event.data === 'string' ? event.data : JSON.stringify(event.data)}\n\n`;
-}
-
-async function record(request: IncomingMessage, response: ServerResponse): Promise<RecordedRequest> {
-  const closed = new Promise<'completed' | 'aborted'>((resolve) => {
-    response.once('close', () => resolve(response.writableFinished ? 'completed' : 'aborted'));
-  });
-  const chunks: Buffer[] = [];
-  for await (const chunk of request) chunks.push(chunk as Buffer);
-  const rawBody = Buffer.concat(chunks).toString('utf8');
-  let body: unknown;
-  try {
-    body = JSON.parse(rawBody) as unknown;
-  } catch {
-    body = undefined;
-  }
-  return { method: request.method ?? '', path: request.url ?? '', headers: request.headers, rawBody, body, closed };
 }
 
 function sendBody(response: ServerResponse, reply: BodyReply): void {

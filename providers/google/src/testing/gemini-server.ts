@@ -1,26 +1,13 @@
-import { ReplyPacer } from '@kosong/core/testing';
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { recordRequest, ReplyPacer, type RecordedRequest as BaseRecordedRequest } from '@kosong/core/testing';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 import { errorBody, textReply } from './responses.js';
 
-/** One request the server received. */
-export interface RecordedRequest {
-  readonly method: string;
-  /** The path and query, e.g. `/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse`. */
-  readonly path: string;
+/** One request the server received, and the model named in its path. */
+export interface RecordedRequest extends BaseRecordedRequest {
   /** The model named in the path (`…/models/<model>:…`), if any. */
   readonly model: string | undefined;
-  readonly headers: IncomingHttpHeaders;
-  /** The body as received. */
-  readonly rawBody: string;
-  /** The body parsed as JSON; `undefined` when it is not JSON. */
-  readonly body: unknown;
-  /**
-   * Settles when the exchange is over: `completed` when the server finished its response, `aborted`
-   * when the connection closed before that (the client went away, or the reply cut it).
-   */
-  readonly closed: Promise<'completed' | 'aborted'>;
 }
 
 /** A streamed reply: each event as one server-sent event, `data: <json>` and a blank line (CRLF, as Gemini sends them). */
@@ -159,23 +146,10 @@ export class GeminiServer {
   }
 
   async #answer(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const closed = new Promise<'completed' | 'aborted'>((resolve) => {
-      response.once('close', () => resolve(response.writableFinished ? 'completed' : 'aborted'));
-    });
-    const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
-    const rawBody = Buffer.concat(chunks).toString('utf8');
-    const path = request.url ?? '';
+    const base = await recordRequest(request, response);
+    const path = base.path;
     const route = path.split('?')[0]!;
-    const recorded: RecordedRequest = {
-      method: request.method ?? '',
-      path,
-      model: /\/models\/([^/:]+):/.exec(route)?.[1],
-      headers: request.headers,
-      rawBody,
-      body: parseJSON(rawBody),
-      closed,
-    };
+    const recorded: RecordedRequest = { ...base, model: /\/models\/([^/:]+):/.exec(route)?.[1] };
     this.requests.push(recorded);
     if (request.method !== 'POST' || !route.endsWith(':streamGenerateContent')) {
       writeBody(response, 404, errorBody(404, 'NOT_FOUND', `no route for ${request.method} ${path}`));
@@ -198,14 +172,6 @@ function writeBody(response: ServerResponse, status: number, body: object | stri
   const text = typeof body === 'string' ? body : JSON.stringify(body);
   response.writeHead(status, { 'content-type': contentType ?? (typeof body === 'string' ? 'text/html' : 'application/json; charset=UTF-8'), ...headers });
   response.end(text);
-}
-
-function parseJSON(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
 }
 
 /** The reply's events on the wire: each as one `data:` line (objects as JSON), then the trailer if any. */

@@ -1,23 +1,8 @@
-import { ReplyPacer } from '@kosong/core/testing';
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { recordRequest, ReplyPacer, type RecordedRequest } from '@kosong/core/testing';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-/** One request the server received. */
-export interface RecordedRequest {
-  readonly method: string;
-  /** The path and query, e.g. `/v1/chat/completions`. */
-  readonly path: string;
-  readonly headers: IncomingHttpHeaders;
-  /** The body as received. */
-  readonly rawBody: string;
-  /** The body parsed as JSON; `undefined` when it is not JSON. */
-  readonly body: unknown;
-  /**
-   * Settles when the exchange is over: `completed` when the server finished its response, `aborted`
-   * when the connection closed before that (the client went away, or the reply destroyed it).
-   */
-  readonly closed: Promise<'completed' | 'aborted'>;
-}
+export type { RecordedRequest } from '@kosong/core/testing';
 
 /** A streamed (SSE) reply: one event per chunk, in the format of the server's API. */
 export interface StreamReply {
@@ -152,20 +137,7 @@ export class SSEReplyServer {
   }
 
   async #answer(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const closed = new Promise<'completed' | 'aborted'>((resolve) => {
-      response.once('close', () => resolve(response.writableFinished ? 'completed' : 'aborted'));
-    });
-    const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
-    const rawBody = Buffer.concat(chunks).toString('utf8');
-    const recorded: RecordedRequest = {
-      method: request.method ?? '',
-      path: request.url ?? '',
-      headers: request.headers,
-      rawBody,
-      body: parseJSON(rawBody),
-      closed,
-    };
+    const recorded = await recordRequest(request, response);
     this.requests.push(recorded);
     if (request.method !== 'POST' || !(request.url ?? '').split('?')[0]!.endsWith(this.format.route)) {
       writeJSON(response, 404, { error: { message: `no route for ${request.method} ${request.url}`, type: 'not_found' } });
@@ -188,10 +160,3 @@ function writeJSON(response: ServerResponse, status: number, body: unknown, head
   response.end(JSON.stringify(body));
 }
 
-function parseJSON(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
-}
