@@ -25,11 +25,15 @@ const CORE_DIR = new URL('../../', import.meta.url);
  * core's directory): imported ones, seen by a module-loading hook, and required ones, in the require
  * cache at exit.
  */
-async function packagesLoadedBy(code: string): Promise<{ packages: Set<string>; stdout: string }> {
+async function packagesLoadedBy(code: string): Promise<{ packages: Set<string>; builtins: Set<string>; stdout: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'kosong-runtime-entry-'));
   try {
     const hooks = join(dir, 'hooks.mjs');
-    writeFileSync(hooks, "export async function load(url, context, next) { if (url.startsWith('file:')) process.stderr.write('LOADED ' + url + '\\n'); return next(url, context); }\n");
+    writeFileSync(
+      hooks,
+      "export async function load(url, context, next) { if (url.startsWith('file:')) process.stderr.write('LOADED ' + url + '\\n'); return next(url, context); }\n" +
+        "export async function resolve(specifier, context, next) { if (specifier.startsWith('node:')) process.stderr.write('BUILTIN ' + specifier + '\\n'); return next(specifier, context); }\n",
+    );
     const register = join(dir, 'register.mjs');
     // Modules loaded with require (CommonJS, or an ES module through require(esm)) are in the require cache at exit.
     writeFileSync(
@@ -47,7 +51,8 @@ async function packagesLoadedBy(code: string): Promise<{ packages: Set<string>; 
           return match ? [match[1]!] : [];
         }),
     );
-    return { packages, stdout };
+    const builtins = new Set(stderr.split('\n').flatMap((line) => (line.startsWith('BUILTIN ') ? [line.slice('BUILTIN '.length)] : [])));
+    return { packages, builtins, stdout };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -81,6 +86,23 @@ describe('@kosong/core/runtime', () => {
     );
     expect(stdout.trim()).to.equal('hi');
     expect([...packages].filter((name) => /inversify|zod|reflect-metadata|ajv/.test(name))).to.deep.equal([]);
+  });
+
+  it('imports no node:crypto (a cold start that only imports does not pay for it); the first step id loads it', async function () {
+    this.timeout(30_000);
+    const imported = await packagesLoadedBy("import '@kosong/core'; import '@kosong/core/runtime';");
+    expect([...imported.builtins]).to.not.include('node:crypto');
+    expect(imported.builtins.size, 'the hook sees node: imports').to.be.greaterThan(0);
+    const { stdout } = await packagesLoadedBy(
+      "import { step, textPart } from '@kosong/core/runtime';" +
+        "const provider = { name: 'p', modelName: 'm', thinkingEffort: undefined, generation: {}, withThinking() { return this; }, withGeneration() { return this; }," +
+        " async generate() { return { id: 'x', usage: undefined, async *[Symbol.asyncIterator]() { yield textPart('hi'); } }; } };" +
+        "const ids = new Set(); for (let i = 0; i < 3; i++) ids.add((await step({ provider, systemPrompt: '', toolset: { tools: [], handle() { throw new Error('no'); } }, history: [] })).stepId);" +
+        'console.log([...ids].join(" "));',
+    );
+    const ids = stdout.trim().split(' ');
+    expect(new Set(ids).size).to.equal(3);
+    for (const id of ids) expect(id).to.match(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   });
 
   it('structured output loads ajv for a JSON Schema when a step first asks for one, and still no zod', async function () {
