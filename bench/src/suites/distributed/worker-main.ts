@@ -28,7 +28,7 @@ const remote = await RemoteToolset.connect({ connection: url, name: 'bench', ten
 kernel.tenants.define('bench', { toolset: remote });
 const worker = new AgentWorker({ connection: url, kernel, prefix, concurrency: 4 });
 await worker.start();
-process.stdout.write('ready\n');
+// The handler first: a SIGTERM sent as soon as `ready` is read must close the workers, not kill the process.
 process.once('SIGTERM', () => {
   void (async () => {
     await worker.close({ deadlineMs: 1_000 });
@@ -39,3 +39,4 @@ process.once('SIGTERM', () => {
     process.exit(0);
   })();
 });
+process.stdout.write('ready\n');
