@@ -4,7 +4,7 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/lib/**', '**/node_modules/**', 'coverage/**'] },
+  { ignores: ['**/lib/**', '**/node_modules/**', 'coverage/**', 'cli/dist/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

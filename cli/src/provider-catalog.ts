@@ -16,6 +16,19 @@ interface ProviderManifest {
   readonly kosong?: { readonly providerPlugins?: readonly { readonly name?: unknown; readonly description?: unknown }[] };
 }
 
+/**
+ * The first-party provider packages, each imported by a literal specifier: the bundler (see
+ * `scripts/bundle.mjs`) then builds each into a file of its own that shares the bundle's
+ * `@kosong/core`, loaded only when one of its providers is chosen. A package found installed that is
+ * not listed here (a third party's) is imported from `node_modules`, with its own copy of the core.
+ */
+export const FIRST_PARTY_PROVIDERS: Readonly<Record<string, () => Promise<unknown>>> = {
+  '@kosong/provider-anthropic': () => import('@kosong/provider-anthropic'),
+  '@kosong/provider-echo': () => import('@kosong/provider-echo'),
+  '@kosong/provider-google': () => import('@kosong/provider-google'),
+  '@kosong/provider-openai': () => import('@kosong/provider-openai'),
+};
+
 const demo: ProviderEntry = {
   name: 'demo',
   description: 'offline: a scripted model that tours the working directory with the built-in tools (default)',
@@ -33,7 +46,7 @@ const demo: ProviderEntry = {
 export async function providerCatalog(): Promise<ProviderEntry[]> {
   const catalog = [demo];
   for (const { name, dir } of await installedProviderPackages()) {
-    for (const entry of await providersOf(name, dir)) {
+    for (const entry of await providersOf(name, dir, FIRST_PARTY_PROVIDERS[name])) {
       if (!catalog.some((known) => known.name === entry.name)) catalog.push(entry);
     }
   }
@@ -56,12 +69,12 @@ export async function chosenProvider(name: string, fail: (message: string) => ne
 }
 
 /**
- * The providers of one package (installed in `dir`, imported as `specifier`): from its manifest when
- * it lists them, else from its loaded module.
+ * The providers of one package (installed in `dir`, imported as `specifier`, or by `importer` when
+ * given): from its manifest when it lists them, else from its loaded module.
  */
-export async function providersOf(specifier: string, dir: string): Promise<ProviderEntry[]> {
+export async function providersOf(specifier: string, dir: string, importer: () => Promise<unknown> = () => import(specifier)): Promise<ProviderEntry[]> {
   const load = async (): Promise<readonly ProviderPluginFactory[]> => {
-    const module = (await import(specifier)) as { providerPlugins?: unknown };
+    const module = (await importer()) as { providerPlugins?: unknown };
     return Array.isArray(module.providerPlugins) ? (module.providerPlugins as ProviderPluginFactory[]) : [];
   };
   const listed = await listedProviders(dir);
@@ -116,5 +129,6 @@ async function installedProviderPackages(): Promise<{ name: string; dir: string 
       if (entry.startsWith('provider-') && !found.has(name)) found.set(name, join(dir, '@kosong', entry));
     }
   }
-  return [...found].sort(([a], [b]) => a.localeCompare(b)).map(([name, dir]) => ({ name, dir }));
+  // By code point, not localeCompare: loading the locale data costs tens of milliseconds.
+  return [...found].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([name, dir]) => ({ name, dir }));
 }

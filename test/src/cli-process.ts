@@ -5,8 +5,8 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-/** The CLI's entry point, from this package's build output (`test/lib`) to the CLI's (`cli/lib`). */
-export const CLI_MAIN = fileURLToPath(new URL('../../cli/lib/main.js', import.meta.url));
+/** The `kosong` command as users run it: the CLI's bin, which runs its bundle (`cli/dist`). */
+export const CLI_BIN = fileURLToPath(new URL('../../cli/bin/kosong.js', import.meta.url));
 
 /** How a CLI run ended, with everything it wrote. */
 export interface CliExit {
@@ -22,7 +22,7 @@ export interface CliExit {
 export function runCli(args: readonly string[], cwd: string, env: Record<string, string>, unset: readonly string[] = []): Promise<CliExit> {
   const childEnv: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', TERM: 'dumb', ...env };
   for (const name of ['FORCE_COLOR', 'NODE_OPTIONS', ...unset]) delete childEnv[name];
-  const child = spawn(process.execPath, [CLI_MAIN, ...args], { cwd, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI_BIN, ...args], { cwd, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));

@@ -1,3 +1,5 @@
+import { formatCount } from '../format-count.js';
+
 /** Characters of a command shown whole at most; a longer one shows its start and end, the middle counted. */
 export const SHOWN_COMMAND_CHARS = 2_000;
 /** Of a longer command: characters shown of its start, and of its end. */
@@ -40,7 +42,7 @@ export function printableCommand(command: string): PrintableCommand {
   const omitted = chars.length - HEAD_CHARS - TAIL_CHARS;
   const head = escape(chars.slice(0, HEAD_CHARS).join(''));
   const tail = escape(chars.slice(-TAIL_CHARS).join(''));
-  return { text: `${head} [… ${omitted.toLocaleString('en')} characters not shown …] ${tail}`, escaped, omitted };
+  return { text: `${head} [… ${formatCount(omitted)} characters not shown …] ${tail}`, escaped, omitted };
 }
 
 /**

@@ -2,6 +2,7 @@ import { inputTokens, type AgentEvent, type AgentTurnResult, type ToolCall, type
 import { styleText } from 'node:util';
 import type { TerminalCapabilities } from '../terminal/terminal-capabilities.js';
 import { escapeUnprintable, printableCommand } from '../approval/printable-command.js';
+import { formatCount } from '../format-count.js';
 import { describeFailure, type Renderer } from './renderer.js';
 import { Spinner } from './spinner.js';
 import { WordWrapper, wrapText } from './word-wrapper.js';
@@ -85,14 +86,14 @@ export class TerminalRenderer implements Renderer {
   turnEnd(result: AgentTurnResult): void {
     this.spinner?.stop();
     const usage = result.usage;
-    const cached = usage.inputCacheRead > 0 ? ` (${usage.inputCacheRead.toLocaleString('en')} cached)` : '';
+    const cached = usage.inputCacheRead > 0 ? ` (${formatCount(usage.inputCacheRead)} cached)` : '';
     const steps = `${result.steps} step${result.steps === 1 ? '' : 's'}`;
     const stopped = result.stopReason === 'max_steps' ? ' · stopped at the step limit' : result.stopReason === 'approval_required' ? ' · waiting for approval' : '';
     for (const pending of result.pendingApprovals ?? []) {
       const call = this.label(pending.toolCall);
       this.line(`⏸ ${call.label}${describeArguments(pending.toolCall)} waits for approval: it has not run`, { all: 'yellow' });
     }
-    this.line(`— ${steps} · ${inputTokens(usage).toLocaleString('en')} input tokens${cached} · ${usage.output.toLocaleString('en')} output tokens${stopped}`, {
+    this.line(`— ${steps} · ${formatCount(inputTokens(usage))} input tokens${cached} · ${formatCount(usage.output)} output tokens${stopped}`, {
       all: 'gray',
     });
   }
@@ -225,7 +226,7 @@ function summary(value: ToolResult['returnValue']): string {
 
 function firstLine(text: string): string {
   const line = text.split('\n', 1)[0] ?? '';
-  const more = text.length > line.length ? ` (${text.length.toLocaleString('en')} chars)` : '';
+  const more = text.length > line.length ? ` (${formatCount(text.length)} chars)` : '';
   return `${line.length > 100 ? `${line.slice(0, 97)}…` : line}${more}`;
 }
 
@@ -238,6 +239,6 @@ function preview(output: string, columns: number | undefined): string[] {
     const line = escapeUnprintable(raw.replace(/\r$/, ''), true);
     return `  │ ${line.length > max ? `${line.slice(0, max - 1)}…` : line}`;
   });
-  if (lines.length > PREVIEW_LINES) shown.push(`  │ … ${(lines.length - PREVIEW_LINES).toLocaleString('en')} more line${lines.length - PREVIEW_LINES === 1 ? '' : 's'}`);
+  if (lines.length > PREVIEW_LINES) shown.push(`  │ … ${formatCount(lines.length - PREVIEW_LINES)} more line${lines.length - PREVIEW_LINES === 1 ? '' : 's'}`);
   return shown;
 }

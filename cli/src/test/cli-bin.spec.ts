@@ -1,6 +1,7 @@
 /**
  * The `kosong` bin as npm links it: a committed, executable entry point that is not a build output,
- * so that the link made by the very first `npm install` (before `prepare` has compiled `lib/`) works.
+ * so that the link made by the very first `npm install` (before `prepare` has built the bundle
+ * `dist/`) works. It runs the bundle.
  */
 import { expect } from 'chai';
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -19,7 +20,7 @@ describe('kosong CLI: the bin entry', function () {
 
   it('is a committed, executable file outside the build output', function () {
     expect(manifest.bin).to.have.property('kosong');
-    expect(relative(CLI_DIR, bin).split('/')[0], 'not in lib/, which only `prepare` creates').not.to.equal('lib');
+    expect(relative(CLI_DIR, bin).split('/')[0], 'not in lib/ or dist/, which only `prepare` creates').not.to.be.oneOf(['lib', 'dist']);
     let staged: string;
     try {
       staged = execFileSync('git', ['ls-files', '--stage', '--', bin], { cwd: REPO_ROOT, encoding: 'utf8' });
@@ -36,7 +37,7 @@ describe('kosong CLI: the bin entry', function () {
     expect(run.stdout).to.match(/^Usage: kosong /);
   });
 
-  it('says how to build when lib/ is not there yet, exit 2', () => {
+  it('says how to build when the bundle is not there yet, exit 2', () => {
     const dir = mkdtempSync(join(tmpdir(), 'kosong-bin-'));
     try {
       mkdirSync(join(dir, 'bin'));
@@ -44,7 +45,7 @@ describe('kosong CLI: the bin entry', function () {
       const run = spawnSync(process.execPath, [join(dir, 'bin', 'kosong.js'), '--help'], { encoding: 'utf8' });
       expect(run.status).to.equal(2);
       expect(run.stdout).to.equal('');
-      expect(run.stderr).to.equal('kosong: the CLI is not built yet (cli/lib/main.js is missing); run `npm run build` in the repository first\n');
+      expect(run.stderr).to.equal('kosong: the CLI is not built yet (cli/dist/kosong.js is missing); run `npm run build` in the repository first\n');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

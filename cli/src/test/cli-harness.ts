@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** The compiled CLI entry point (`cli/lib/main.js`). */
-export const CLI_MAIN = fileURLToPath(new URL('../main.js', import.meta.url));
+/** The `kosong` command as users run it: the bin (`cli/bin/kosong.js`), which runs the bundle `npm run build` made. */
+export const CLI_BIN = fileURLToPath(new URL('../../bin/kosong.js', import.meta.url));
 
 /** How a CLI process ended, with everything it wrote. */
 export interface CliExit {
@@ -49,7 +49,7 @@ export class CliProcess {
   private readonly listeners = new Set<() => void>();
 
   constructor(args: readonly string[], cwd: string, env: Readonly<Record<string, string>> = {}) {
-    this.child = spawn(process.execPath, [CLI_MAIN, ...args], { cwd, env: cliEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
+    this.child = spawn(process.execPath, [CLI_BIN, ...args], { cwd, env: cliEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
     live.add(this);
     this.child.stdout.setEncoding('utf8');
     this.child.stderr.setEncoding('utf8');

@@ -1,28 +1,38 @@
 /**
  * The CLI loads a provider's package (and its SDK) only when that provider is chosen: provider
- * packages list their providers in their `package.json`, which must say what they export. Module
- * loading is watched in the CLI's own process (a module-loading hook, and the require cache at exit).
+ * packages list their providers in their `package.json`, which must say what they export. The
+ * command users run is the bundle (`cli/dist`): a first-party provider is a file of it
+ * (`dist/providers/<dir>.js`) sharing its one `@kosong/core`. Module loading is watched in the
+ * CLI's own process (a module-loading hook, and the require cache at exit).
  */
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { providersOf } from '../provider-catalog.js';
-import { CLI_MAIN } from './cli-harness.js';
+import { FIRST_PARTY_PROVIDERS, providersOf } from '../provider-catalog.js';
+import { CLI_BIN } from './cli-harness.js';
 
 const run = promisify(execFile);
-const PROVIDERS_DIR = fileURLToPath(new URL('../../../providers/', import.meta.url));
+const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const PROVIDERS_DIR = join(REPO_ROOT, 'providers');
 const SDKS = ['openai', '@anthropic-ai/sdk', '@google/genai'];
 
+/** What a CLI process loaded: the packages (by name), the files outside the bin and the bundle (relative to the repository), and its output. */
+interface Loading {
+  readonly packages: Set<string>;
+  readonly outsideBundle: string[];
+  readonly stdout: string;
+}
+
 /**
- * The packages (by name) a CLI process loaded, and what it wrote. A package of this repository counts
- * by its name whether it is found in `node_modules` or, as a workspace, at its own path
- * (`providers/echo/` is `@kosong/provider-echo`).
+ * The packages (by name) a CLI process loaded, and what it wrote. A first-party provider counts by
+ * its package's name whether it is loaded from the bundle (`cli/dist/providers/echo.js` is
+ * `@kosong/provider-echo`), from `node_modules`, or as a workspace at its own path.
  */
-async function cliLoading(args: readonly string[], cwd: string): Promise<{ packages: Set<string>; stdout: string }> {
+async function cliLoading(args: readonly string[], cwd: string): Promise<Loading> {
   const dir = mkdtempSync(join(tmpdir(), 'kosong-cli-modules-'));
   try {
     const hooks = join(dir, 'hooks.mjs');
@@ -35,17 +45,24 @@ async function cliLoading(args: readonly string[], cwd: string): Promise<{ packa
     );
     const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', TERM: 'dumb' };
     delete env['NODE_OPTIONS'];
-    const { stdout, stderr } = await run(process.execPath, ['--import', pathToFileURL(register).href, CLI_MAIN, ...args], { cwd, env });
+    const { stdout, stderr } = await run(process.execPath, ['--import', pathToFileURL(register).href, CLI_BIN, ...args], { cwd, env });
+    const files = stderr.split('\n').flatMap((line) => {
+      if (!line.startsWith('LOADED ')) return [];
+      const file = line.slice('LOADED '.length);
+      return [file.startsWith('file:') ? fileURLToPath(file) : file];
+    });
     const packages = new Set(
-      stderr.split('\n').flatMap((line) => {
-        if (!line.startsWith('LOADED ')) return [];
-        const dependency = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(line);
+      files.flatMap((file) => {
+        const dependency = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(file);
         if (dependency) return [dependency[1]!];
-        const workspace = line.startsWith(`LOADED ${pathToFileURL(PROVIDERS_DIR).href}`) || line.startsWith(`LOADED ${PROVIDERS_DIR}`);
-        return workspace ? [`@kosong/provider-${/providers\/([^/]+)\//.exec(line)![1]!}`] : [];
+        const bundled = /^cli\/dist\/providers\/([^/]+)\.js$/.exec(relative(REPO_ROOT, file).split(sep).join('/'));
+        if (bundled) return [`@kosong/provider-${bundled[1]!}`];
+        const workspace = /^providers\/([^/]+)\//.exec(relative(REPO_ROOT, file).split(sep).join('/'));
+        return workspace ? [`@kosong/provider-${workspace[1]!}`] : [];
       }),
     );
-    return { packages, stdout };
+    const outsideBundle = files.map((file) => relative(REPO_ROOT, file).split(sep).join('/')).filter((file) => !/^cli\/(bin|dist)\//.test(file));
+    return { packages, outsideBundle, stdout };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -69,11 +86,18 @@ describe('kosong CLI: loading providers when chosen', function () {
     }
   });
 
-  it('--help loads no provider package, no SDK, no kernel and no BullMQ', async () => {
-    const { packages, stdout } = await cliLoading(['--help'], cwd);
+  it('the catalog imports every first-party provider package (each is a file of the bundle)', () => {
+    const packages = readdirSync(PROVIDERS_DIR).map((dir) => (JSON.parse(readFileSync(join(PROVIDERS_DIR, dir, 'package.json'), 'utf8')) as { name: string }).name);
+    expect(Object.keys(FIRST_PARTY_PROVIDERS).sort()).to.deep.equal(packages.sort());
+    for (const dir of readdirSync(PROVIDERS_DIR)) expect(readdirSync(join(REPO_ROOT, 'cli', 'dist', 'providers')), dir).to.include(`${dir}.js`);
+  });
+
+  it('--help loads the bundle alone: no provider package, no SDK, no kernel, no zod and no BullMQ', async () => {
+    const { packages, outsideBundle, stdout } = await cliLoading(['--help'], cwd);
     expect(stdout).to.contain('Usage: kosong');
     const heavy = [...packages].filter((name) => name.startsWith('@kosong/provider-') || SDKS.includes(name) || /inversify|bullmq|ioredis|zod/.test(name));
     expect(heavy).to.deep.equal([]);
+    expect(outsideBundle).to.deep.equal([]);
   });
 
   it('`kosong providers` lists every provider without loading any provider package', async () => {
@@ -83,11 +107,11 @@ describe('kosong CLI: loading providers when chosen', function () {
     expect([...packages].filter((name) => name.startsWith('@kosong/provider-') || SDKS.includes(name))).to.deep.equal([]);
   });
 
-  it('a turn with --provider echo loads the echo package and no SDK', async () => {
-    const { packages, stdout } = await cliLoading(['--provider', 'echo', 'run', 'text: hi'], cwd);
+  it('a turn with --provider echo loads the echo package from the bundle, no SDK, and nothing outside the bundle (one core, inversify bundled, no zod)', async () => {
+    const { packages, outsideBundle, stdout } = await cliLoading(['--provider', 'echo', 'run', 'text: hi'], cwd);
     expect(stdout).to.contain('hi');
-    expect(packages.has('@kosong/provider-echo')).to.equal(true);
-    expect([...packages].filter((name) => SDKS.includes(name) || name === '@kosong/provider-openai' || name === '@kosong/bullmq')).to.deep.equal([]);
+    expect([...packages]).to.deep.equal(['@kosong/provider-echo']);
+    expect(outsideBundle).to.deep.equal([]);
   });
 
   describe('a provider package', () => {

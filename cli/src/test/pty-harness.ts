@@ -5,7 +5,7 @@
  * written to it from our stdin as typed keys, and what the CLI writes to our stdout, unchanged.
  */
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { CLI_MAIN, scaled, sleep } from './cli-harness.js';
+import { CLI_BIN, scaled, sleep } from './cli-harness.js';
 
 /** Whether this machine has `script` (util-linux) to make a pseudo-terminal with. */
 export const HAS_SCRIPT = spawnSync('script', ['--version'], { encoding: 'utf8' }).status === 0;
@@ -48,7 +48,7 @@ export class PtyCli {
       if (value === undefined) delete env[name];
       else env[name] = value;
     }
-    const command = `stty cols ${options.columns ?? 80} rows 24 && exec ${[process.execPath, CLI_MAIN, ...args].map(shellQuote).join(' ')}`;
+    const command = `stty cols ${options.columns ?? 80} rows 24 && exec ${[process.execPath, CLI_BIN, ...args].map(shellQuote).join(' ')}`;
     this.child = spawn('script', ['--quiet', '--return', '--command', command, '/dev/null'], { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
     live.add(this);
     this.child.stdout.setEncoding('utf8');

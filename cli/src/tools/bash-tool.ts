@@ -1,10 +1,10 @@
 import { toolError, toolOk, type ToolReturnValue } from '@kosong/core';
-import { defineTool, type CallableTool } from '@kosong/toolset-simple';
+import type { CallableTool } from '@kosong/toolset-simple';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { z } from 'zod';
 import { signalMarkedProcesses } from './marked-processes.js';
 import { OutputCapture } from './output-capture.js';
+import { defineStringArgumentTool } from './string-argument-tool.js';
 
 /** The environment variable that marks every process a bash run starts, with the run's id. */
 export const BASH_RUN_VARIABLE = 'KOSONG_BASH_RUN';
@@ -33,10 +33,10 @@ interface BashRun {
  * exits (a second Ctrl-C) gets SIGKILL.
  */
 export function bashTool(cwd: string): CallableTool {
-  return defineTool({
+  return defineStringArgumentTool({
     name: 'bash',
     description: 'Runs a bash command in the working directory and returns its output and exit code.',
-    parameters: z.object({ command: z.string() }),
+    parameters: { command: {} },
     timeoutMs: 60_000,
     execute: ({ command }, { signal }) =>
       new Promise<ToolReturnValue>((resolve) => {

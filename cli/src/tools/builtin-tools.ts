@@ -1,12 +1,12 @@
 import { toolError, toolOk, type ToolReturnValue } from '@kosong/core';
-import { SimpleToolset, defineTool, type CallableTool } from '@kosong/toolset-simple';
+import { SimpleToolset, type CallableTool } from '@kosong/toolset-simple';
 import { constants, existsSync, type Dirent } from 'node:fs';
 import { readdir, type FileHandle } from 'node:fs/promises';
 import { relative, resolve } from 'node:path';
-import { z } from 'zod';
 import { bashTool } from './bash-tool.js';
 import { calculate } from './calculator.js';
 import { readTextFile } from './read-text-file.js';
+import { defineStringArgumentTool } from './string-argument-tool.js';
 import { PathEscapeError, openInside } from './workspace-path.js';
 
 /** Options of {@link builtinToolset}. */
@@ -29,16 +29,16 @@ export interface BuiltinToolsOptions {
 export function builtinToolset(options: BuiltinToolsOptions): SimpleToolset {
   const { cwd } = options;
   const tools: CallableTool[] = [
-    defineTool({
+    defineStringArgumentTool({
       name: 'read_file',
       description: 'Reads a UTF-8 text file inside the working directory.',
-      parameters: z.object({ path: z.string().describe('Path relative to the working directory') }),
+      parameters: { path: { description: 'Path relative to the working directory' } },
       execute: ({ path }) => withOpened(cwd, path, constants.O_RDONLY, (handle) => readTextFile(handle, path)),
     }),
-    defineTool({
+    defineStringArgumentTool({
       name: 'list_directory',
       description: 'Lists the entries of a directory inside the working directory (directories end with /).',
-      parameters: z.object({ path: z.string().default('.').describe('Path relative to the working directory') }),
+      parameters: { path: { description: 'Path relative to the working directory', default: '.' } },
       execute: ({ path }) =>
         withOpened(cwd, path, constants.O_RDONLY | constants.O_DIRECTORY, async (handle) => {
           const entries = await readOpenedDirectory(handle, resolve(cwd, path));
@@ -46,10 +46,10 @@ export function builtinToolset(options: BuiltinToolsOptions): SimpleToolset {
           return toolOk({ output: names.join('\n'), brief: `${names.length} ${names.length === 1 ? 'entry' : 'entries'} in ${relative(cwd, resolve(cwd, path)) || '.'}` });
         }),
     }),
-    defineTool({
+    defineStringArgumentTool({
       name: 'calculate',
       description: 'Evaluates an arithmetic expression: numbers, + - * / % **, parentheses.',
-      parameters: z.object({ expression: z.string() }),
+      parameters: { expression: {} },
       execute: ({ expression }) => {
         try {
           const value = calculate(expression);

@@ -1,3 +1,4 @@
+import { formatCount } from '../format-count.js';
 import { formatSize } from '../format-size.js';
 
 /**
@@ -48,7 +49,7 @@ export class OutputCapture {
     const kept = tail.subarray(Math.max(0, tail.length - this.tailBytes));
     const head = Buffer.concat(this.head).toString('utf8');
     if (this.cut === 0) return head + kept.toString('utf8');
-    const marker = `[… ${formatSize(this.cut)} (${this.cut.toLocaleString('en')} bytes) of output cut …]`;
+    const marker = `[… ${formatSize(this.cut)} (${formatCount(this.cut)} bytes) of output cut …]`;
     return `${head}${head.endsWith('\n') ? '' : '\n'}${marker}\n${kept.toString('utf8')}`;
   }
 }

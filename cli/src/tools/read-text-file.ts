@@ -1,5 +1,6 @@
 import { toolError, toolOk, type ToolReturnValue } from '@kosong/core';
 import type { FileHandle } from 'node:fs/promises';
+import { formatCount } from '../format-count.js';
 import { formatSize } from '../format-size.js';
 
 /** The largest file `read_file` reads. */
@@ -44,6 +45,6 @@ export async function readTextFile(handle: FileHandle, path: string): Promise<To
 
 /** `bytes`: the file's size, `undefined` when it grew past the limit while being read. */
 function tooLarge(path: string, bytes: number | undefined): ToolReturnValue {
-  const size = bytes === undefined ? `more than ${formatSize(MAX_FILE_BYTES)}` : `${formatSize(bytes)} (${bytes.toLocaleString('en')} bytes)`;
+  const size = bytes === undefined ? `more than ${formatSize(MAX_FILE_BYTES)}` : `${formatSize(bytes)} (${formatCount(bytes)} bytes)`;
   return toolError({ message: `"${path}" is ${size}; read_file reads files up to ${formatSize(MAX_FILE_BYTES)}`, brief: 'File too large' });
 }

@@ -11,7 +11,8 @@ import { PEERS_DIR } from '../../peers.js';
 import type { ColdCommand } from './variants.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
-const CLI = fileURLToPath(new URL('../../../../cli/lib/main.js', import.meta.url));
+/** The `kosong` command as users run it: the bin, which runs the bundle `npm run build` makes (`cli/dist`). */
+const CLI = fileURLToPath(new URL('../../../../cli/bin/kosong.js', import.meta.url));
 
 /** `node --input-type=module -e <code>` in `cwd`. */
 function esm(code: string, cwd: string = REPO_ROOT): ColdCommand {
@@ -34,7 +35,7 @@ export const coldStartSuite: Suite = {
     variant('core', "`import '@kosong/core'`: the package root (message model, runtime, kernel, agent)", esm("import '@kosong/core';")),
     variant('kernel', "`import { Kernel } from '@kosong/core'` and `new Kernel()`", esm("import { Kernel } from '@kosong/core'; new Kernel();")),
     variant('runtime', "`import { step } from '@kosong/core/runtime'`: the step runtime alone", esm("import { step } from '@kosong/core/runtime'; if (typeof step !== 'function') throw new Error('no step');")),
-    variant('cli-help', '`kosong --help`', { args: [CLI, '--help'], cwd: REPO_ROOT, expect: /Usage: kosong/ }),
+    variant('cli-help', '`kosong --help` (the bin, running the bundle)', { args: [CLI, '--help'], cwd: REPO_ROOT, expect: /Usage: kosong/ }),
     variant('cli-echo-run', "`kosong -p echo run 'text: hi'`: one offline turn", { args: [CLI, '-p', 'echo', 'run', 'text: hi'], cwd: REPO_ROOT, expect: /hi/ }),
     variant('ai', "`import 'ai'` (ai 7, from bench/peers)", esm("import 'ai';", PEERS_DIR), true),
     variant('openai-agents', "`import '@openai/agents'` (0.20, from bench/peers)", esm("import '@openai/agents';", PEERS_DIR), true),

@@ -9,8 +9,8 @@ import { expect } from 'chai';
 import { textReply, wireChunk, wireFunctionCall, wireText } from '../testing/index.js';
 import { TEST_KEY, useServer } from './support.js';
 
-/** The `kosong` CLI of this repository (`cli/lib/main.js`), next to its package entry. */
-const CLI_MAIN = join(dirname(fileURLToPath(import.meta.resolve('@kosong/cli'))), 'main.js');
+/** The `kosong` command of this repository as users run it: its bin (`cli/bin/kosong.js`), found from its package entry (`cli/lib/index.js`). */
+const CLI_BIN = join(dirname(fileURLToPath(import.meta.resolve('@kosong/cli'))), '..', 'bin', 'kosong.js');
 
 interface Run {
   readonly code: number;
@@ -23,7 +23,7 @@ function kosong(args: readonly string[], env: Readonly<Record<string, string>>, 
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      [CLI_MAIN, ...args],
+      [CLI_BIN, ...args],
       { cwd, env: { PATH: process.env['PATH'] ?? '', NO_COLOR: '1', TERM: 'dumb', ...env }, timeout: 20_000 },
       (error, stdout, stderr) => resolve({ code: error ? ((error as { code?: unknown }).code as number) : 0, stdout, stderr }),
     );
