@@ -75,9 +75,74 @@ describe('step() events', () => {
 
   it('are not built when no hook listens', async () => {
     const freeze = sinon.spy(Object, 'freeze');
-    const result = await step({ ...base, provider: new MockChatProvider([textPart('a'), toolCall('c1', 'fake', '{}')]), toolset: new FakeToolset() });
+    const parts = [textPart('a'), toolCall('c1', 'fake', '{}')];
+    const result = await step({ ...base, provider: new MockChatProvider(parts), toolset: new FakeToolset() });
     await result.toolResults();
     expect(freeze.args.filter(([value]) => isEvent(value))).to.deep.equal([]);
+    // A per-part event (not frozen itself) freezes its part: no part was frozen, so none was built.
+    for (const part of parts) expect(Object.isFrozen(part)).to.equal(false);
+  });
+
+  it('the per-part event is read-only: no hook can change a field or the part (nested data included) for the next hook or the step', async () => {
+    const reports: HookErrorReport[] = [];
+    const seen: unknown[] = [];
+    const context = { user: 'u1' };
+    const forged = textPart('forged');
+    /** Fails the hook (a reported failure) unless `attempt` throws a TypeError. */
+    const mustThrow = (what: string, attempt: () => unknown): void => {
+      try {
+        attempt();
+      } catch (error) {
+        if (error instanceof TypeError) return;
+        throw error;
+      }
+      throw new Error(`${what} succeeded`);
+    };
+    const vandal: StepHooks = {
+      onPart: (event) => {
+        const writable = event as unknown as Record<string, unknown>;
+        for (const field of ['stepId', 'tenant', 'provider', 'model', 'context', 'part']) mustThrow(`event.${field} =`, () => (writable[field] = forged));
+        delete writable['part']; // not an own property: nothing to delete
+        const part = event.part;
+        if (part.type === 'text') mustThrow('part.text =', () => ((part as { text: string }).text = 'forged'));
+        if (part.type === 'function') {
+          mustThrow('function.arguments =', () => ((part.function as { arguments: string | null }).arguments = '{"x":1}'));
+          mustThrow('extras (nested) =', () => ((part.extras as { meta: { depth: number[] } }).meta.depth[0] = 9));
+        }
+        // A property of its own can be added (the event is extensible); it changes none of the fields.
+        writable['note'] = 'added';
+      },
+    };
+    const witness: StepHooks = {
+      onPart: (event) => {
+        const { stepId, tenant, provider, model, context: ctx, part } = event;
+        seen.push({ stepId: typeof stepId, tenant, provider, model, context: ctx, part, json: JSON.parse(JSON.stringify(event)) as unknown });
+      },
+    };
+    const call = { ...toolCall('c1', 'fake', '{}'), extras: { meta: { depth: [1, 2] } } };
+    const parts = [textPart('a'), call];
+    const result = await step({
+      ...base,
+      provider: new MockChatProvider(parts),
+      toolset: new FakeToolset(),
+      tenant: 't1',
+      context,
+      hooks: [
+        { name: 'vandal', hooks: vandal },
+        { name: 'witness', hooks: witness },
+      ],
+      onHookError: (report) => void reports.push(report),
+    });
+    await result.toolResults();
+    expect(reports).to.deep.equal([]);
+    const expected = (part: StreamedMessagePart) => ({ stepId: 'string', tenant: 't1', provider: 'mock', model: 'mock', context, part });
+    expect(seen).to.deep.equal([
+      { ...expected(textPart('a')), json: { stepId: result.stepId, tenant: 't1', provider: 'mock', model: 'mock', context, part: textPart('a') } },
+      { ...expected(call), json: { stepId: result.stepId, tenant: 't1', provider: 'mock', model: 'mock', context, part: call } },
+    ]);
+    expect(result.message.content).to.deep.equal([textPart('a')]);
+    expect(result.toolCalls).to.deep.equal([call]);
+    expect(call.extras.meta.depth).to.deep.equal([1, 2]);
   });
 
   it('are built only for the hooks someone has', async () => {

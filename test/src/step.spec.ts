@@ -240,9 +240,14 @@ describe('step()', () => {
       expect(namesOf(events)).to.deep.equal(['onStepStart', 'onPart', 'onPart', 'onToolCall', 'onStepEnd', 'onToolResult', 'onCleanup']);
       for (const [name, event] of events) {
         expect(event).to.include({ stepId: result.stepId, tenant: 't1', provider: 'mock', model: 'mock' });
-        // Every event is frozen, the per-part one and its part included.
-        expect(Object.isFrozen(event), name).to.equal(true);
-        if (name === 'onPart') expect(Object.isFrozen((event as { part: object }).part)).to.equal(true);
+        if (name === 'onPart') {
+          // The per-part event is read-only through accessors (not frozen: see ReadOnlyPartEvent); its part is frozen.
+          expect(() => ((event as { part: unknown }).part = textPart('forged')), name).to.throw(TypeError);
+          expect(() => ((event as { stepId: unknown }).stepId = 'forged'), name).to.throw(TypeError);
+          expect(Object.isFrozen((event as { part: object }).part)).to.equal(true);
+        } else {
+          expect(Object.isFrozen(event), name).to.equal(true);
+        }
       }
       expect(only<StepEndEvent>(events, 'onStepEnd').error).to.equal(undefined);
       expect(only<CleanupEvent>(events, 'onCleanup')).to.include({ cancelled: false }).and.have.property('leaked').that.deep.equals([]);

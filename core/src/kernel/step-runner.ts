@@ -8,6 +8,7 @@ import type { TurnScope } from '../runtime/context-scope.js';
 import { ContextWrappers } from '../runtime/context-wrappers.js';
 import { HookBus } from '../runtime/hook-bus.js';
 import { HookGuard } from '../runtime/hook-guard.js';
+import { HookTable } from '../runtime/hook-table.js';
 import { asNamedHooks, type NamedStepHooks, type RetryEvent, type StepEventContext, type StepHooks } from '../runtime/step-hooks.js';
 import type { ApprovalCallback } from '../tooling/approval.js';
 import type { Toolset } from '../tooling/toolset.js';
@@ -121,13 +122,19 @@ export class StepRunner {
   /**
    * Runs one step (see `step()`), with the provider, toolset and hooks of this runner's scope.
    *
+   * Which methods the scope's hooks objects have is read when the kernel resolves the scope's hooks
+   * (cached, like the hooks themselves, until the next `use` or a redefinition of the tenant), not at
+   * every step: a method added to or replaced on a bound hooks object afterwards is not seen. Hooks
+   * given in `options.hooks` are read per step.
+   *
    * @throws {UnknownTenantError} if the tenant was removed; {@link UnknownProviderError} if the
    * provider is not registered; otherwise as `step()`.
    */
   async step<S extends OutputOption | undefined = undefined>(options: RunnerStepOptions<S>): Promise<StepResult<InferOutput<S>>> {
     const resolved = this.resolve(this.tenant, this.providerName);
     const release = resolved.lease();
-    const perCall = (options.hooks ?? []).map((hooks, i) => asNamedHooks(hooks, `step hooks #${i + 1}`));
+    const perCall = options.hooks === undefined ? [] : options.hooks.map((hooks, i) => asNamedHooks(hooks, `step hooks #${i + 1}`));
+    perCall.push({ name: 'kosong.kernel', hooks: { onCleanup: release } });
     try {
       return await step<unknown, S>({
         ...resolved.defaults,
@@ -135,7 +142,8 @@ export class StepRunner {
         provider: resolved.provider,
         toolset: resolved.toolset,
         ...(this.tenant === undefined ? {} : { tenant: this.tenant }),
-        hooks: [...resolved.hooks, ...perCall, { name: 'kosong.kernel', hooks: { onCleanup: release } }],
+        // The scope's hooks are read once (per resolution), not per step: the step gets their table with the list.
+        hooks: HookTable.join(resolved.hooks, perCall),
         onHookError: resolved.onHookError,
         ...(options.onApproval === undefined && resolved.onApproval !== undefined ? { onApproval: resolved.onApproval } : {}),
       });

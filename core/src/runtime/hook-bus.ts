@@ -7,48 +7,23 @@ import type { OutputFormat } from '../provider/output-format.js';
 import type { TokenUsage } from '../provider/token-usage.js';
 import type { Tool } from '../tooling/tool.js';
 import type { ToolResult } from '../tooling/tool-result.js';
-import { hookSlot, type HookGuard, type HookSlot } from './hook-guard.js';
+import type { HookGuard, HookSlot } from './hook-guard.js';
+import { HookTable, type HookBusEntry, type HookSlots } from './hook-table.js';
+import { ReadOnlyPartEvent } from './read-only-part-event.js';
 import type {
   ApprovalDecisionEvent,
   ApprovalRequestEvent,
   CleanupEvent,
-  NamedStepHooks,
-  PartEvent,
   RetryEvent,
   StepEndEvent,
   StepEventContext,
   StepHookName,
-  StepHooks,
   StepStartEvent,
   ToolCallEvent,
   ToolResultEvent,
 } from './step-hooks.js';
 
-/** Hooks of one owner, with optional labels for reports (e.g. `onMessagePart` for the `onPart` slot). */
-export interface HookBusEntry extends NamedStepHooks {
-  readonly labels?: Partial<Record<StepHookName, string>>;
-}
-
-type EventOf<H extends StepHookName> = Parameters<NonNullable<StepHooks[H]>>[0];
-type Slots = { readonly [H in StepHookName]: readonly HookSlot<EventOf<H>>[] };
-
-const HOOK_NAMES: readonly StepHookName[] = [
-  'onStepStart',
-  'onPart',
-  'onToolCall',
-  'onToolResult',
-  'onApprovalRequest',
-  'onApprovalDecision',
-  'onStepEnd',
-  'onCleanup',
-  'onRetry',
-];
-
-/** The slots of a hook nobody has: one shared empty list. */
-const NONE: readonly HookSlot<never>[] = Object.freeze([]);
-
-/** Every hook name without a slot: the bus of a step without hooks allocates nothing per hook. */
-const NO_SLOTS: Slots = Object.freeze(Object.fromEntries(HOOK_NAMES.map((hook) => [hook, NONE]))) as unknown as Slots;
+export type { HookBusEntry } from './hook-table.js';
 
 /** What a step asks of its provider, for its `onStepStart` event. */
 export interface StepRequest {
@@ -79,13 +54,17 @@ export interface StepEnding {
  * started and tracked by the guard (so cleanup can wait for them). After the cleanup event starts,
  * nothing else is delivered.
  *
- * An event is built only when a hook listens for it, as a frozen object literal (hook payloads are
- * read-only: a hook can change nothing another hook or the step sees). Building it costs about as
- * much as the literal itself; a spread (`{ ...context, ...fields }`) would cost up to 80 times more
- * on Node 20.
+ * An event is built only when a hook listens for it. Hook payloads are read-only: a hook can
+ * change nothing another hook or the step sees. Every event but the per-part one is a frozen object
+ * literal (a spread, `{ ...context, ...fields }`, would cost up to 80 times more on Node 20). The
+ * per-part event, made once per streamed part, is a {@link ReadOnlyPartEvent}: read-only accessors
+ * over private fields, around the frozen part (freezing the event literal as well cost ~50 ns a part).
+ *
+ * Which hooks an owner has is read from a {@link HookTable}: built per step from `entries`, or, for
+ * the entries a kernel runner gives (`HookTable.join`), built once per scope.
  */
 export class HookBus {
-  private readonly slots: Slots;
+  private readonly slots: HookSlots;
   private closed = false;
 
   private readonly guard: HookGuard;
@@ -96,12 +75,8 @@ export class HookBus {
     entries: readonly HookBusEntry[],
     private readonly context: StepEventContext,
   ) {
-    if (entries.length === 0) {
-      this.slots = NO_SLOTS;
-    } else {
-      if (guard === undefined) throw new TypeError('HookBus: hooks need a guard');
-      this.slots = slotsOf(entries);
-    }
+    if (entries.length > 0 && guard === undefined) throw new TypeError('HookBus: hooks need a guard');
+    this.slots = HookTable.of(entries).slots;
     this.guard = guard as HookGuard;
   }
 
@@ -132,9 +107,8 @@ export class HookBus {
   /** Awaited by the stream loop; `undefined` when every hook finished synchronously. */
   part(part: StreamedMessagePart): Promise<void> | undefined {
     if (this.closed) return undefined;
-    // The hot path, once per part: a frozen literal, and the part frozen too (hooks cannot change what is merged).
-    const { stepId, tenant, provider, model, context } = this.context;
-    const event: PartEvent = Object.freeze({ stepId, tenant, provider, model, context, part: freezePart(part) });
+    // The hot path, once per part: an event read through accessors (not frozen: see ReadOnlyPartEvent), around the frozen part.
+    const event = new ReadOnlyPartEvent(this.context, freezePart(part));
     const slots = this.slots.onPart;
     const guard = this.guard;
     for (let i = 0; i < slots.length; i++) {
@@ -220,7 +194,7 @@ export class HookBus {
    * `undefined` when there was nothing to wait for and every hook finished synchronously.
    */
   cleanup(leaked: readonly ToolCall[], cancelled: boolean): Promise<void> | undefined {
-    if (this.slots === NO_SLOTS) return undefined; // nothing was delivered, nothing is to come (and the bus may be shared)
+    if (this.slots === HookTable.EMPTY.slots) return undefined; // nothing was delivered, nothing is to come (and the bus may be shared)
     this.closed = true;
     const draining = this.guard.drain();
     return draining === undefined ? this.deliverCleanup(leaked, cancelled) : draining.then(() => this.deliverCleanup(leaked, cancelled));
@@ -245,18 +219,4 @@ export class HookBus {
   private detached<E>(slots: readonly HookSlot<E>[], event: E): void {
     for (let i = 0; i < slots.length; i++) this.guard.invoke(slots[i]!, event);
   }
-}
-
-/** The slots of every hook name, in registration order (a shared empty list for a hook nobody has). */
-function slotsOf(entries: readonly HookBusEntry[]): Slots {
-  const slots: Record<string, readonly HookSlot<never>[]> = {};
-  for (const hook of HOOK_NAMES) {
-    let list: HookSlot<never>[] | undefined;
-    for (const entry of entries) {
-      const fn = entry.hooks[hook] as ((event: never) => unknown) | undefined;
-      if (typeof fn === 'function') (list ??= []).push(hookSlot(entry.name, entry.labels?.[hook] ?? hook, fn, entry.hooks));
-    }
-    slots[hook] = list ?? NONE;
-  }
-  return slots as unknown as Slots;
 }

@@ -56,7 +56,10 @@ export interface HookGuardOptions {
   readonly maxFailures: number;
 }
 
-/** One hook method of one owner; the guard counts its failures (per step). */
+/**
+ * One hook method of one owner. Immutable, so that one slot serves every step with the same hooks:
+ * each step's guard counts the slot's failures itself.
+ */
 export interface HookSlot<A = never> {
   /** Owner of the hook, for reports. */
   readonly plugin: string;
@@ -65,18 +68,19 @@ export interface HookSlot<A = never> {
   readonly fn: (arg: A) => unknown;
   /** `this` for the call. */
   readonly self: unknown;
-  failures: number;
 }
 
 /** Makes a {@link HookSlot}. */
 export function hookSlot<A>(plugin: string, hook: string, fn: (arg: A) => unknown, self?: unknown): HookSlot<A> {
-  return { plugin, hook, fn, self, failures: 0 };
+  return { plugin, hook, fn, self };
 }
 
 /** Guards the hook calls of one step. */
 export class HookGuard {
   /** Hook calls still running (created with the first asynchronous one). */
   private inFlight: Set<Promise<void>> | undefined;
+  /** Failures per slot in this step (created with the first failure). */
+  private failures: Map<HookSlot<never>, number> | undefined;
   private readonly maxFailures: number;
 
   constructor(private readonly options: HookGuardOptions) {
@@ -89,7 +93,7 @@ export class HookGuard {
    * its timeout passes.
    */
   invoke<A>(slot: HookSlot<A>, arg: A): Promise<void> | undefined {
-    if (slot.failures >= this.maxFailures) return undefined;
+    if (this.failures !== undefined && this.isDetached(slot)) return undefined;
     let returned: unknown;
     try {
       returned = slot.fn.call(slot.self, arg);
@@ -99,6 +103,11 @@ export class HookGuard {
     }
     if (returned === undefined || !isThenable(returned)) return undefined;
     return this.track(slot, returned);
+  }
+
+  /** Whether the slot failed often enough in this step to be detached. */
+  private isDetached(slot: HookSlot<never>): boolean {
+    return (this.failures?.get(slot) ?? 0) >= this.maxFailures;
   }
 
   /**
@@ -151,8 +160,10 @@ export class HookGuard {
   }
 
   private report(slot: HookSlot<never>, kind: HookFailureKind, error: unknown): void {
-    slot.failures++;
-    this.deliver({ plugin: slot.plugin, hook: slot.hook, kind, error, detached: slot.failures === this.maxFailures });
+    const failures = (this.failures ??= new Map());
+    const count = (failures.get(slot) ?? 0) + 1;
+    failures.set(slot, count);
+    this.deliver({ plugin: slot.plugin, hook: slot.hook, kind, error, detached: count === this.maxFailures });
   }
 
   private deliver(failure: Pick<HookErrorReport, 'plugin' | 'hook' | 'kind' | 'error' | 'detached'>): void {

@@ -44,8 +44,17 @@ export interface StepStartEvent extends StepEventContext {
 }
 
 /**
- * One streamed part, as the provider sent it (before merging). The part is frozen: it never changes.
- * (This event object itself is not frozen, unlike the others: it is made once per part, on the hot path.)
+ * One streamed part, as the provider sent it (before merging). The part is frozen (and what it holds:
+ * a tool call's `function`, its `extras`): it never changes.
+ *
+ * Unlike the other events, this one (made once per part, on the hot path) is read-only through
+ * accessors rather than frozen: its fields are getters of its class over private fields. Assigning
+ * one throws a `TypeError` in strict code (ES modules, classes), and `delete` removes none, as on a
+ * frozen object; but the event is extensible, so a hook can add a property of its own (which later
+ * hooks see), and `Object.defineProperty` with the name of a field would give later hooks another
+ * value under that name (the step and its message never read the event). Its fields are not own
+ * properties: `Object.keys` and a spread (`{ ...event }`) see none; destructuring, `in` and
+ * `JSON.stringify` (through `toJSON`) see all of them.
  */
 export interface PartEvent extends StepEventContext {
   readonly part: StreamedMessagePart;
@@ -128,7 +137,8 @@ export interface RetryEvent extends StepEventContext {
 }
 
 /**
- * Observers of a step. Every method is optional, receives one frozen event, and is guarded: a throw,
+ * Observers of a step. Every method is optional, receives one read-only event (frozen, but for the
+ * per-part one: see {@link PartEvent}), and is guarded: a throw,
  * a rejection or a timeout is reported to the hook-error handler and never changes the step.
  * Hooks of several owners run in registration order.
  */

@@ -1,6 +1,6 @@
 /**
- * The `events` suite: what a hook event costs — built (a frozen object, its part frozen), delivered
- * to a guarded hook — measured on the step suite's workload, where every streamed part is an event.
+ * The `events` suite: what a hook event costs — built (read-only, its part frozen), delivered
+ * to a guarded hook that reads it — measured on the step suite's workload, where every streamed part is an event.
  * That no event is built for a hook nobody has is the `step` variant: it pays for none.
  *
  * @module
@@ -23,7 +23,7 @@ export const eventsSuite: Suite = {
     { name: 'step', description: '`step()` + `toolResults()`, no hooks (no event is built)', load: async () => ({ prepare: (await variants()).prepareWithoutHooks }) },
     {
       name: 'step+hook',
-      description: 'the same with one hooks object whose `onPart`, `onToolCall` and `onToolResult` count their events',
+      description: 'the same with one hooks object whose `onPart` (reading the part), `onToolCall` and `onToolResult` count their events',
       load: async () => ({ prepare: (await variants()).prepareWithHook }),
     },
   ],
