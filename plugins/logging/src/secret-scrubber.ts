@@ -18,6 +18,8 @@ const MAX_DEPTH = 10;
 const MAX_ITEMS = 100;
 const MAX_KEYS = 100;
 const DEFAULT_MAX_STRING_LENGTH = 8_192;
+/** Key names whose verdict (scrubbed name, or sensitive) is kept; past it the cache starts over. */
+const KEY_CACHE_SIZE = 1_024;
 
 /**
  * Removes configured secrets from what is logged, at two levels:
@@ -43,6 +45,11 @@ export class SecretScrubber {
   readonly #keys: ReadonlySet<string>;
   readonly #maxStringLength: number;
   readonly #replace = (): string => this.censor;
+  /**
+   * Each key seen so far: its scrubbed name, or `null` when its values are redacted. Records repeat
+   * the same few keys; normalizing and scrubbing each anew was most of what a record cost.
+   */
+  readonly #keyVerdicts = new Map<string, string | null>();
 
   /** @throws {TypeError} if a secret is not a string. */
   constructor(options: SecretScrubberOptions = {}) {
@@ -95,7 +102,17 @@ export class SecretScrubber {
    * cycles, depth, array and object sizes bounded.
    */
   scrubValue(value: unknown): unknown {
-    return this.#walk(value, 0, new Set());
+    return this.#walk(value, 0, []);
+  }
+
+  /** What a key becomes in scrubbed data: its name with secrets replaced, or `null` if its values are redacted. */
+  #keyVerdict(key: string): string | null {
+    const known = this.#keyVerdicts.get(key);
+    if (known !== undefined) return known;
+    const verdict = this.isSensitiveKey(key) ? null : this.scrubString(key);
+    if (this.#keyVerdicts.size >= KEY_CACHE_SIZE) this.#keyVerdicts.clear();
+    this.#keyVerdicts.set(key, verdict);
+    return verdict;
   }
 
   #string(text: string): string {
@@ -103,7 +120,8 @@ export class SecretScrubber {
     return scrubbed.length > this.#maxStringLength ? `${scrubbed.slice(0, this.#maxStringLength)}…[truncated]` : scrubbed;
   }
 
-  #walk(value: unknown, depth: number, path: Set<object>): unknown {
+  /** `path`: the objects being walked, outermost first (at most {@link MAX_DEPTH}: a short list beats a set). */
+  #walk(value: unknown, depth: number, path: object[]): unknown {
     switch (typeof value) {
       case 'string':
         return this.#string(value);
@@ -120,17 +138,17 @@ export class SecretScrubber {
     }
     if (value === null) return null;
     const object = value as object;
-    if (path.has(object)) return '[Circular]';
+    if (path.includes(object)) return '[Circular]';
     if (depth >= MAX_DEPTH) return '[Truncated]';
-    path.add(object);
+    path.push(object);
     try {
       return this.#walkObject(object, depth, path);
     } finally {
-      path.delete(object);
+      path.pop();
     }
   }
 
-  #walkObject(object: object, depth: number, path: Set<object>): unknown {
+  #walkObject(object: object, depth: number, path: object[]): unknown {
     if (Array.isArray(object) || object instanceof Set) {
       const items = Array.isArray(object) ? (object as unknown[]) : [...(object as Set<unknown>)];
       const out: unknown[] = [];
@@ -149,13 +167,14 @@ export class SecretScrubber {
       const key = keys[i]!;
       const item = readProperty(source, key);
       if (item === undefined) continue;
-      const safeKey = this.scrubString(key);
-      if (this.isSensitiveKey(key) && item !== null) {
-        setField(out, safeKey, this.censor);
+      const verdict = this.#keyVerdict(key);
+      if (verdict === null) {
+        setField(out, this.scrubString(key), item === null ? null : this.censor);
         continue;
       }
-      const walked = this.#walk(item, depth + 1, path);
-      if (walked !== undefined) setField(out, safeKey, walked);
+      // Numbers, booleans and null carry no secret: kept as they are, without a walk.
+      const walked = typeof item === 'boolean' || item === null || (typeof item === 'number' && Number.isFinite(item)) ? item : this.#walk(item, depth + 1, path);
+      if (walked !== undefined) setField(out, verdict, walked);
     }
     if (keys.length > count) out['[more]'] = `${keys.length - count} more keys`;
     return out;

@@ -19,6 +19,12 @@ import { SecretScrubber } from './secret-scrubber.js';
 /** How many finished steps keep their logger, for hook failures and retries reported after their cleanup. */
 const RECENT_STEPS = 256;
 
+/** A finished step's logger, kept for reports that come after its cleanup. */
+interface RecentStep {
+  readonly stepId: string;
+  readonly log: Logger;
+}
+
 /** The fixed message of each record; the fields say the rest. */
 const MESSAGES = {
   stepStarted: 'step started',
@@ -67,7 +73,13 @@ export class StepLogger {
   readonly #file: FileDestination | undefined;
   #closed = false;
   readonly #active = new Map<string, Logger>();
-  readonly #recent = new Map<string, Logger>();
+  readonly #recent = new Map<string, RecentStep>();
+  /**
+   * The last {@link RECENT_STEPS} steps closed, oldest next to be overwritten: what `#recent` forgets
+   * first. (Taking the oldest key of the map instead walked over every entry deleted before it.)
+   */
+  readonly #recentOrder: (RecentStep | undefined)[] = new Array(RECENT_STEPS);
+  #recentNext = 0;
 
   /** @throws {TypeError} for conflicting options or a secret that is not a string. */
   constructor(options: LoggingOptions = {}) {
@@ -114,13 +126,11 @@ export class StepLogger {
     const scrub = (text: string): string => this.scrubber.scrubString(text);
     const hooks: StepHooks = {
       onStepStart: (e) => this.#write(this.#open(e), 'info', stepStartFields(e), MESSAGES.stepStarted),
-      onToolCall: (e) =>
-        this.#write(
-          this.#stepLogger(e),
-          e.executed ? 'debug' : 'info',
-          toolCallFields(e, this.#logContent ? scrub : undefined),
-          e.executed ? MESSAGES.toolCall : MESSAGES.toolCallWithheld,
-        ),
+      onToolCall: (e) => {
+        const log = this.#stepLogger(e);
+        const level = e.executed ? 'debug' : 'info';
+        if (this.#enabled(log, level)) this.#write(log, level, toolCallFields(e, this.#logContent ? scrub : undefined), e.executed ? MESSAGES.toolCall : MESSAGES.toolCallWithheld);
+      },
       onToolResult: (e) => {
         const failed = e.result.returnValue.isError;
         const fields = toolResultFields(e, scrub, this.#logContent);
@@ -140,7 +150,8 @@ export class StepLogger {
         const log = this.#stepLogger(e);
         this.#close(e.stepId, log);
         const leaked = e.leaked.length > 0;
-        this.#write(log, leaked ? 'warn' : 'debug', cleanupFields(e), leaked ? MESSAGES.leaked : MESSAGES.cleanedUp);
+        const level = leaked ? 'warn' : 'debug';
+        if (this.#enabled(log, level)) this.#write(log, level, cleanupFields(e), leaked ? MESSAGES.leaked : MESSAGES.cleanedUp);
       },
       // Sent after the failed attempt's cleanup: its logger is a recent one (or a transient child).
       onRetry: (e) => {
@@ -152,15 +163,20 @@ export class StepLogger {
     if (logParts) {
       hooks.onPart = (e) => {
         const log = this.#stepLogger(e);
-        if (log.isLevelEnabled('debug')) this.#write(log, 'debug', partFields(e.part), MESSAGES.part);
+        if (this.#enabled(log, 'debug')) this.#write(log, 'debug', partFields(e.part), MESSAGES.part);
       };
     }
     return hooks;
   }
 
+  /** Whether a record at `level` would be written (check it before building a record that may be dropped). */
+  #enabled(log: Logger, level: Level): boolean {
+    return !this.#closed && log.isLevelEnabled(level);
+  }
+
   /** Logs one record, scrubbed, if the level is enabled. */
   #write(log: Logger, level: Level, fields: LogFields, message: string): void {
-    if (this.#closed || !log.isLevelEnabled(level)) return;
+    if (!this.#enabled(log, level)) return;
     log[level](this.scrubber.scrubValue(fields) as object, message);
   }
 
@@ -177,20 +193,27 @@ export class StepLogger {
 
   /** The logger of a running or recently finished step. */
   #knownStepLogger(stepId: string): Logger | undefined {
-    return this.#active.get(stepId) ?? this.#recent.get(stepId);
+    return this.#active.get(stepId) ?? this.#recent.get(stepId)?.log;
   }
 
   /** Moves a finished step's logger to the bounded list of recent steps. */
   #close(stepId: string, log: Logger): void {
     this.#active.delete(stepId);
-    this.#recent.delete(stepId);
-    this.#recent.set(stepId, log);
-    if (this.#recent.size > RECENT_STEPS) this.#recent.delete(this.#recent.keys().next().value!);
+    const evicted = this.#recentOrder[this.#recentNext];
+    // A step id closed again since (reused by the application) keeps its newer entry.
+    if (evicted !== undefined && this.#recent.get(evicted.stepId) === evicted) this.#recent.delete(evicted.stepId);
+    const entry: RecentStep = { stepId, log };
+    this.#recent.set(stepId, entry);
+    this.#recentOrder[this.#recentNext] = entry;
+    this.#recentNext = (this.#recentNext + 1) % RECENT_STEPS;
   }
 
   #bindings(stepId: string, tenant: string | undefined, provider: string | null, model: string | null): object {
-    const scrub = (text: string | null | undefined): string | null => (typeof text === 'string' ? this.scrubber.scrubString(text) : null);
-    return { stepId: scrub(stepId), tenant: scrub(tenant), provider: scrub(provider), model: scrub(model) };
+    return { stepId: this.#scrubOrNull(stepId), tenant: this.#scrubOrNull(tenant), provider: this.#scrubOrNull(provider), model: this.#scrubOrNull(model) };
+  }
+
+  #scrubOrNull(text: string | null | undefined): string | null {
+    return typeof text === 'string' ? this.scrubber.scrubString(text) : null;
   }
 
   #reportHookError(report: HookErrorReport): void {

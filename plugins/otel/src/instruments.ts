@@ -1,8 +1,6 @@
 import type { Attributes, Counter, Histogram, Meter } from '@opentelemetry/api';
+import type { StepMetricAttributes } from './metric-attributes.js';
 import {
-  ATTR_GEN_AI_TOKEN_TYPE,
-  GEN_AI_TOKEN_TYPE_INPUT,
-  GEN_AI_TOKEN_TYPE_OUTPUT,
   METRIC_GEN_AI_CLIENT_OPERATION_DURATION,
   METRIC_GEN_AI_CLIENT_TOKEN_USAGE,
   METRIC_KOSONG_TOOL_CALLS,
@@ -45,9 +43,9 @@ export class GenAiInstruments {
   }
 
   /** The tokens of one model call, as two points: input (cache included) and output. */
-  recordTokens(input: number, output: number, attributes: Attributes): void {
-    this.tokenUsage.record(input, { ...attributes, [ATTR_GEN_AI_TOKEN_TYPE]: GEN_AI_TOKEN_TYPE_INPUT });
-    this.tokenUsage.record(output, { ...attributes, [ATTR_GEN_AI_TOKEN_TYPE]: GEN_AI_TOKEN_TYPE_OUTPUT });
+  recordTokens(input: number, output: number, attributes: StepMetricAttributes): void {
+    this.tokenUsage.record(input, attributes.inputTokens);
+    this.tokenUsage.record(output, attributes.outputTokens);
   }
 
   /** One tool call made by the model. */

@@ -8,7 +8,6 @@ import {
   type CleanupEvent,
   type ContextScope,
   type StepEndEvent,
-  type StepEventContext,
   type StepHooks,
   type StepStartEvent,
   type ToolCall,
@@ -47,7 +46,6 @@ import {
   ATTR_GEN_AI_SYSTEM_INSTRUCTIONS,
   ATTR_GEN_AI_TOOL_CALL_RESULT,
   ATTR_GEN_AI_TOOL_DEFINITIONS,
-  ATTR_GEN_AI_TOOL_NAME,
   ATTR_GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS,
   ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS,
   ATTR_GEN_AI_USAGE_INPUT_TOKENS,
@@ -72,7 +70,9 @@ import {
   genAiFinishReason,
 } from './conventions.js';
 import { errorMessageOf, errorTypeOf } from './error-type.js';
+import { BoundedCache } from './bounded-cache.js';
 import { GenAiInstruments } from './instruments.js';
+import { MetricAttributes } from './metric-attributes.js';
 import { DEFAULT_CONTENT_MAX_LENGTH, OtelPluginOptions } from './options.js';
 import { INSTRUMENTATION_SCOPE_NAME, INSTRUMENTATION_SCOPE_VERSION } from './scope.js';
 import { StepTrace, endToolSpan } from './step-trace.js';
@@ -103,7 +103,10 @@ export class OtelStepHooks implements StepHooks {
   readonly #instruments: GenAiInstruments;
   readonly #captureContent: boolean;
   readonly #contentMaxLength: number;
-  readonly #tenantInMetrics: boolean;
+  readonly #metricAttributes: MetricAttributes;
+  /** `chat {model}` by model, `execute_tool {tool}` by tool: the same few names for every step. */
+  readonly #chatSpanNames = new BoundedCache<string, string>(SPAN_NAME_CACHE_SIZE);
+  readonly #toolSpanNames = new BoundedCache<string, string>(SPAN_NAME_CACHE_SIZE);
 
   constructor(@inject(OtelPluginOptions) @optional() options: OtelPluginOptions = {}) {
     const tracerProvider = options.tracerProvider ?? trace.getTracerProvider();
@@ -113,7 +116,7 @@ export class OtelStepHooks implements StepHooks {
     this.#instruments = new GenAiInstruments(meterProvider.getMeter(INSTRUMENTATION_SCOPE_NAME, INSTRUMENTATION_SCOPE_VERSION, scope));
     this.#captureContent = options.captureContent === true;
     this.#contentMaxLength = options.contentMaxLength ?? DEFAULT_CONTENT_MAX_LENGTH;
-    this.#tenantInMetrics = options.tenantInMetrics === true;
+    this.#metricAttributes = new MetricAttributes(options.tenantInMetrics === true);
   }
 
   /** How many steps have spans open (started, not yet cleaned up). */
@@ -139,7 +142,8 @@ export class OtelStepHooks implements StepHooks {
     if (event.tenant !== undefined) attributes[ATTR_KOSONG_TENANT_ID] = event.tenant;
     addRequestAttributes(attributes, event);
     const parent = context.active();
-    const span = this.#tracer.startSpan(spanName(GEN_AI_OPERATION_CHAT, event.model), { kind: SpanKind.CLIENT, attributes }, parent);
+    const name = this.#chatSpanNames.get(event.model) ?? this.#chatSpanNames.set(event.model, spanName(GEN_AI_OPERATION_CHAT, event.model));
+    const span = this.#tracer.startSpan(name, { kind: SpanKind.CLIENT, attributes }, parent);
     this.#steps.set(event.stepId, new StepTrace(span, parent, event.tenant));
     if (this.#captureContent && span.isRecording()) {
       const max = this.#contentMaxLength;
@@ -176,10 +180,10 @@ export class OtelStepHooks implements StepHooks {
 
   /** Counts the call and starts its tool span. */
   onToolCall(event: ToolCallEvent): void {
-    this.#instruments.countToolCall(this.#toolMetricAttributes(event));
+    this.#instruments.countToolCall(this.#metricAttributes.tool(event.toolCall.function.name, event.tenant));
     const step = this.#steps.get(event.stepId);
     if (!step) return;
-    const { span } = step.startTool(this.#tracer, event.index, event.toolCall, event.executed);
+    const { span } = step.startTool(this.#tracer, this.#toolSpanName(event.toolCall), event.index, event.toolCall, event.executed);
     if (this.#captureContent && span.isRecording()) {
       const args = toolArgumentsText(event.toolCall, this.#contentMaxLength);
       if (args !== undefined) span.setAttribute(ATTR_GEN_AI_TOOL_CALL_ARGUMENTS, args);
@@ -190,11 +194,11 @@ export class OtelStepHooks implements StepHooks {
   onToolResult(event: ToolResultEvent): void {
     const step = this.#steps.get(event.stepId);
     // A result whose call this object missed (its onToolCall failed or was detached) still gets a span.
-    const tool = step?.tools.get(event.index) ?? step?.startTool(this.#tracer, event.index, event.toolCall, true, Date.now() - event.durationMs);
+    const tool = step?.tools.get(event.index) ?? step?.startTool(this.#tracer, this.#toolSpanName(event.toolCall), event.index, event.toolCall, true, Date.now() - event.durationMs);
     step?.tools.delete(event.index);
     const value = event.result.returnValue;
     const errorType = !value.isError ? undefined : tool?.executed === false ? ERROR_TYPE_NOT_EXECUTED : ERROR_TYPE_TOOL_ERROR;
-    if (errorType !== undefined) this.#instruments.countToolError({ ...this.#toolMetricAttributes(event), [ATTR_ERROR_TYPE]: errorType });
+    if (errorType !== undefined) this.#instruments.countToolError(this.#metricAttributes.toolError(event.toolCall.function.name, event.tenant, errorType));
     if (!tool) return;
     let message: string | undefined;
     if (this.#captureContent && tool.span.isRecording()) {
@@ -209,8 +213,11 @@ export class OtelStepHooks implements StepHooks {
     // A failed step has no message; `error` is whatever was thrown (even `undefined`).
     const failed = event.error !== undefined || event.message === undefined;
     const errorType = failed ? errorTypeOf(event.error) : undefined;
-    const metricAttributes = this.#stepMetricAttributes(event);
-    this.#instruments.recordOperation(event.durationMs, errorType === undefined ? metricAttributes : { ...metricAttributes, [ATTR_ERROR_TYPE]: errorType });
+    const metricAttributes = this.#metricAttributes.step(event.provider, event.model, event.tenant);
+    this.#instruments.recordOperation(
+      event.durationMs,
+      errorType === undefined ? metricAttributes.operation : this.#metricAttributes.failedStep(event.provider, event.model, event.tenant, errorType),
+    );
     const usage = event.usage;
     if (usage) this.#instruments.recordTokens(inputTokens(usage), usage.output, metricAttributes);
 
@@ -298,7 +305,7 @@ export class OtelStepHooks implements StepHooks {
         const errorType = leaked.includes(tool.call) ? ERROR_TYPE_LEAKED : ERROR_TYPE_NO_RESULT;
         step.tools.delete(index);
         endToolSpan(tool.span, errorType);
-        this.#instruments.countToolError({ ...this.#toolMetricAttributes({ tenant: step.tenant, toolCall: tool.call }), [ATTR_ERROR_TYPE]: errorType });
+        this.#instruments.countToolError(this.#metricAttributes.toolError(tool.call.function.name, step.tenant, errorType));
       }
       if (cancelled) step.span.setAttribute(ATTR_KOSONG_STEP_CANCELLED, true);
       if (leaked.length > 0) step.span.setAttribute(ATTR_KOSONG_STEP_LEAKED_TOOL_CALLS, leaked.length);
@@ -307,25 +314,15 @@ export class OtelStepHooks implements StepHooks {
     }
   }
 
-  #stepMetricAttributes(event: StepEventContext): Attributes {
-    const attributes: Attributes = {
-      [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_CHAT,
-      [ATTR_GEN_AI_PROVIDER_NAME]: event.provider,
-      [ATTR_GEN_AI_REQUEST_MODEL]: event.model,
-    };
-    if (this.#tenantInMetrics && event.tenant !== undefined) attributes[ATTR_KOSONG_TENANT_ID] = event.tenant;
-    return attributes;
-  }
-
-  #toolMetricAttributes(event: Pick<ToolCallEvent, 'tenant' | 'toolCall'>): Attributes {
-    const attributes: Attributes = {
-      [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_EXECUTE_TOOL,
-      [ATTR_GEN_AI_TOOL_NAME]: event.toolCall.function.name,
-    };
-    if (this.#tenantInMetrics && event.tenant !== undefined) attributes[ATTR_KOSONG_TENANT_ID] = event.tenant;
-    return attributes;
+  /** `execute_tool {tool}`. */
+  #toolSpanName(call: ToolCall): string {
+    const tool = call.function.name;
+    return this.#toolSpanNames.get(tool) ?? this.#toolSpanNames.set(tool, spanName(GEN_AI_OPERATION_EXECUTE_TOOL, tool));
   }
 }
+
+/** How many span names of each kind are kept (models, tools); past it the cache starts over. */
+const SPAN_NAME_CACHE_SIZE = 1_024;
 
 /** `{operation} {model}`, or the operation alone when the model has no name. */
 function spanName(operation: string, model: string): string {

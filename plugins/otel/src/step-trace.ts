@@ -45,11 +45,11 @@ export class StepTrace {
   }
 
   /**
-   * Starts the tool span of the call at `index`, a child of the step span. A span still open at that
+   * Starts the tool span of the call at `index` (named `spanName`: `execute_tool {tool}`), a child of the step span. A span still open at that
    * index (possible only when a step id was reused) is ended first, as `no_result`, so no span is
    * ever left open.
    */
-  startTool(tracer: Tracer, index: number, call: ToolCall, executed: boolean, startTime?: TimeInput): OpenToolSpan {
+  startTool(tracer: Tracer, spanName: string, index: number, call: ToolCall, executed: boolean, startTime?: TimeInput): OpenToolSpan {
     const previous = this.tools.get(index);
     if (previous) endToolSpan(previous.span, ERROR_TYPE_NO_RESULT);
     const name = call.function.name;
@@ -63,7 +63,7 @@ export class StepTrace {
     if (!executed) attributes[ATTR_KOSONG_TOOL_CALL_EXECUTED] = false;
     if (this.tenant !== undefined) attributes[ATTR_KOSONG_TENANT_ID] = this.tenant;
     const options = startTime === undefined ? { kind: SpanKind.INTERNAL, attributes } : { kind: SpanKind.INTERNAL, attributes, startTime };
-    const tool: OpenToolSpan = { span: tracer.startSpan(`${GEN_AI_OPERATION_EXECUTE_TOOL} ${name}`, options, this.context), call, executed };
+    const tool: OpenToolSpan = { span: tracer.startSpan(spanName, options, this.context), call, executed };
     this.tools.set(index, tool);
     return tool;
   }

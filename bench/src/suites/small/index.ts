@@ -38,6 +38,18 @@ export const smallSuite: Suite = {
       load: async () => ({ prepare: (await variants()).prepareRunnerWithOtelSteps }),
     },
     {
+      name: 'runner+otel-sdk',
+      description: 'the runner, no hooks, with the same 3 spans per step (same attributes, same tracer provider) made by hand with the SDK around the step and in the tool: the SDK\'s own share of runner+otel',
+      baseline: 'runner',
+      load: async () => ({ prepare: (await variants()).prepareRunnerWithBareSdkSteps }),
+    },
+    {
+      name: 'runner+otel-hooks',
+      description: 'the runner with one hooks object that has the hooks of `otelPlugin` (5 events and `runInContext`), each doing nothing: the runtime\'s share of runner+otel',
+      baseline: 'runner',
+      load: async () => ({ prepare: (await variants()).prepareRunnerWithOtelShapedHooksSteps }),
+    },
+    {
       name: 'runner+pino',
       description: 'the runner with `loggingPlugin` (pino, level info: 4 lines per step) writing to a sink that counts lines',
       baseline: 'runner',

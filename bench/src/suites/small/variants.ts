@@ -6,11 +6,12 @@
  *
  * @module
  */
-import { definePlugin, step } from '@kosong/core';
+import { definePlugin, step, type StepHooks } from '@kosong/core';
 import { loggingPlugin } from '@kosong/plugin-logging';
 import type { PreparedVariant } from '../../harness.js';
 import { repeated } from '../../repeated.js';
 import { noOpHooks, prepareWithKernel } from '../kernel/variants.js';
+import { prepareBareSdk } from '../otel/bare-sdk.js';
 import { prepareTraced } from '../otel/variants.js';
 import { prepareBare } from '../step/bare.js';
 import { prepareStep } from '../step/kosong.js';
@@ -46,6 +47,31 @@ export async function prepareRunnerWithHooksSteps(): Promise<PreparedVariant> {
 /** The runner with the OpenTelemetry plugin (real SDK tracer provider, no-op exporter). */
 export function prepareRunnerWithOtelSteps(): Promise<PreparedVariant> {
   return prepareTraced('runner+otel', false, SMALL_RESPONSE, STEPS);
+}
+
+/**
+ * The runner with the same three spans per step made by hand with the SDK (same tracer provider, same
+ * attributes), no plugin: the SDK's own share of `runner+otel`.
+ */
+export function prepareRunnerWithBareSdkSteps(): Promise<PreparedVariant> {
+  return prepareBareSdk('runner+otel-sdk', SMALL_RESPONSE, STEPS);
+}
+
+/**
+ * The runner with one hooks object that has the hooks `otelPlugin` has (step start, tool call, tool
+ * result, step end, cleanup, and a `runInContext` that only runs the work), all doing nothing: what
+ * the runtime charges a step for delivering them.
+ */
+export async function prepareRunnerWithOtelShapedHooksSteps(): Promise<PreparedVariant> {
+  const hooks: StepHooks = {
+    onStepStart() {},
+    onToolCall() {},
+    onToolResult() {},
+    onStepEnd() {},
+    onCleanup() {},
+    runInContext: (_scope, run) => run(),
+  };
+  return repeated(await prepareWithKernel('runner+otel-hooks', [definePlugin({ name: 'no-op otel hooks', setup: (ctx) => ctx.bindHooks(hooks) })], SMALL_RESPONSE), STEPS);
 }
 
 /**

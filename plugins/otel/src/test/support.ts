@@ -35,8 +35,14 @@ export class ManualMetricReader extends MetricReader {
 export class Telemetry {
   readonly exporter = new InMemorySpanExporter();
   readonly tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(this.exporter)] });
-  readonly reader = new ManualMetricReader();
-  readonly meterProvider = new MeterProvider({ readers: [this.reader] });
+  readonly reader: ManualMetricReader;
+  readonly meterProvider: MeterProvider;
+
+  /** `cardinalityLimit`: metric series kept per instrument (the SDK's default is 2,000; past it points go to an overflow series). */
+  constructor({ cardinalityLimit }: { readonly cardinalityLimit?: number } = {}) {
+    this.reader = new ManualMetricReader(cardinalityLimit === undefined ? {} : { cardinalitySelector: () => cardinalityLimit });
+    this.meterProvider = new MeterProvider({ readers: [this.reader] });
+  }
 
   /** The plugin's options pointing at these providers, plus `extra`. */
   options(extra: OtelPluginOptions = {}): OtelPluginOptions {
