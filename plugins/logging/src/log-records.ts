@@ -89,15 +89,17 @@ export function toolResultFields(event: ToolResultEvent, content: (text: string)
 
 /** `step.end`: outcome (`completed`, `failed`, `aborted`), duration, tool call count; usage, finish reason and message id, or the error. */
 export function stepEndFields(event: StepEndEvent): LogFields {
-  const common = { durationMs: roundMs(event.durationMs), toolCalls: event.toolCalls.length };
+  const durationMs = roundMs(event.durationMs);
+  const toolCalls = event.toolCalls.length;
   if (event.error !== undefined || event.message === undefined) {
-    return { event: 'step.end', outcome: event.aborted ? 'aborted' : 'failed', ...common, error: errorValue(event.error) };
+    return { event: 'step.end', outcome: event.aborted ? 'aborted' : 'failed', durationMs, toolCalls, error: errorValue(event.error) };
   }
   const usage = event.usage;
   return {
     event: 'step.end',
     outcome: 'completed',
-    ...common,
+    durationMs,
+    toolCalls,
     finishReason: event.finishReason ?? null,
     messageId: event.messageId ?? null,
     usage:

@@ -105,6 +105,38 @@ export class SecretScrubber {
     return this.#walk(value, 0, []);
   }
 
+  /**
+   * Scrubs a record the caller built to be logged and owns (a fresh plain object, shared with nobody)
+   * as {@link SecretScrubber.scrubValue} would, but in place: its own fields are replaced where they
+   * need it (a renamed or redacted key moves to the end) instead of copied into a new object, and
+   * numbers, booleans and `null` are left as they are. Values inside it are copied as `scrubValue`
+   * copies them. Returns the record.
+   */
+  scrubRecord<T extends Record<string, unknown>>(record: T): T {
+    const fields = record as Record<string, unknown>;
+    const path: object[] = [record];
+    // The keys first: a renamed key is added again, and must not be scrubbed twice.
+    for (const key of Object.keys(fields)) {
+      const item = fields[key];
+      const verdict = this.#keyVerdict(key);
+      if (verdict !== key) {
+        delete fields[key];
+        if (item === undefined) continue;
+        if (verdict === null) setField(fields, this.scrubString(key), item === null ? null : this.censor);
+        else setField(fields, verdict, this.#field(item, path));
+        continue;
+      }
+      const scrubbed = this.#field(item, path);
+      if (scrubbed !== item) fields[key] = scrubbed;
+    }
+    return record;
+  }
+
+  /** A field's value scrubbed: numbers, booleans and `null` carry no secret and are kept without a walk. */
+  #field(item: unknown, path: object[]): unknown {
+    return typeof item === 'boolean' || item === null || (typeof item === 'number' && Number.isFinite(item)) ? item : this.#walk(item, 1, path);
+  }
+
   /** What a key becomes in scrubbed data: its name with secrets replaced, or `null` if its values are redacted. */
   #keyVerdict(key: string): string | null {
     const known = this.#keyVerdicts.get(key);

@@ -51,8 +51,9 @@ const MESSAGES = {
  * `debug` (parts too, with `logParts`); a failed tool call, an aborted step, leaked tools, a retry and
  * a hook timeout `warn`; a failed step and a hook that threw or rejected `error`.
  *
- * Every record is scrubbed (see {@link SecretScrubber.scrubValue}) before pino sees it, and every
- * line again (`scrubLine`) just before it is written.
+ * Every record is scrubbed (see {@link SecretScrubber.scrubRecord}: the plugin's own record in place,
+ * what it holds copied) before pino sees it, and every line again (`scrubLine`, when secrets are
+ * configured) just before it is written. A record for a level that is off is not built at all.
  *
  * @example
  * const logs = new StepLogger({ secrets: [process.env.OPENAI_API_KEY ?? ''] });
@@ -177,7 +178,7 @@ export class StepLogger {
   /** Logs one record, scrubbed, if the level is enabled. */
   #write(log: Logger, level: Level, fields: LogFields, message: string): void {
     if (!this.#enabled(log, level)) return;
-    log[level](this.scrubber.scrubValue(fields) as object, message);
+    log[level](this.scrubber.scrubRecord(fields), message);
   }
 
   #open(context: StepEventContext): Logger {

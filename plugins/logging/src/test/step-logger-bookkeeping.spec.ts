@@ -83,3 +83,50 @@ describe('StepLogger bookkeeping', () => {
     expect(scrubber.scrubValue({ a: Number.POSITIVE_INFINITY, b: -0, c: false })).to.deep.equal({ a: 'Infinity', b: -0, c: false });
   });
 });
+
+describe('SecretScrubber.scrubRecord', () => {
+  const KEY = 'sk-live-123';
+
+  it('scrubs a record in place as scrubValue would: strings, renamed and redacted keys, nested values copied', () => {
+    const scrubber = new SecretScrubber({ secrets: [KEY], maxStringLength: 20 });
+    const nested = { note: `has ${KEY}`, secret: 'x' };
+    const error = new Error(`failed with ${KEY}`);
+    const record: Record<string, unknown> = {
+      event: 'tool.result',
+      count: 3,
+      ok: true,
+      none: null,
+      missing: undefined,
+      nan: Number.NaN,
+      text: `a ${KEY} b`,
+      long: 'y'.repeat(30),
+      [`k-${KEY}`]: 'x'.repeat(30), // renamed: its value must be cut once, not again when met under its new name
+      password: 'hunter2',
+      nested,
+      error,
+    };
+    const expected = scrubber.scrubValue({ ...record });
+    const scrubbed = scrubber.scrubRecord(record);
+    expect(scrubbed).to.equal(record);
+    expect(JSON.parse(JSON.stringify(scrubbed))).to.deep.equal(JSON.parse(JSON.stringify(expected)));
+    expect(record[`k-${REDACTED}`]).to.equal(`${'x'.repeat(20)}…[truncated]`);
+    expect(record).not.to.have.property(`k-${KEY}`);
+    expect(record).to.include({ password: REDACTED, text: `a ${REDACTED} b`, nan: 'NaN', count: 3, ok: true, none: null });
+    expect(record['nested']).to.deep.equal({ note: `has ${REDACTED}`, secret: REDACTED }).and.not.equal(nested);
+    expect(nested.note).to.equal(`has ${KEY}`); // what the record held is copied, not changed
+    expect(error.message).to.include(KEY);
+    expect(JSON.stringify(record)).not.to.include(KEY);
+  });
+
+  it('bounds what the record holds as scrubValue does (cycles, depth)', () => {
+    const scrubber = new SecretScrubber();
+    const record: Record<string, unknown> = { event: 'x' };
+    record['self'] = record;
+    let deep: Record<string, unknown> = { bottom: true };
+    for (let i = 0; i < 20; i++) deep = { deep };
+    record['deep'] = deep;
+    scrubber.scrubRecord(record);
+    expect(record['self']).to.equal('[Circular]');
+    expect(JSON.stringify(record['deep'])).to.include('[Truncated]');
+  });
+});
