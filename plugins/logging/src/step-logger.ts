@@ -19,12 +19,6 @@ import { SecretScrubber } from './secret-scrubber.js';
 /** How many finished steps keep their logger, for hook failures and retries reported after their cleanup. */
 const RECENT_STEPS = 256;
 
-/** A finished step's logger, kept for reports that come after its cleanup. */
-interface RecentStep {
-  readonly stepId: string;
-  readonly log: Logger;
-}
-
 /** The fixed message of each record; the fields say the rest. */
 const MESSAGES = {
   stepStarted: 'step started',
@@ -74,12 +68,14 @@ export class StepLogger {
   readonly #file: FileDestination | undefined;
   #closed = false;
   readonly #active = new Map<string, Logger>();
-  readonly #recent = new Map<string, RecentStep>();
   /**
-   * The last {@link RECENT_STEPS} steps closed, oldest next to be overwritten: what `#recent` forgets
-   * first. (Taking the oldest key of the map instead walked over every entry deleted before it.)
+   * The ids and loggers of the last {@link RECENT_STEPS} steps cleaned up, a ring: `#recentNext` is
+   * the oldest, overwritten next. Reports after a step's cleanup are rare, so they search it; a step
+   * only writes to it. (A map of them cost each step a delete and an insert, and taking its oldest key
+   * walked over every entry deleted before it.)
    */
-  readonly #recentOrder: (RecentStep | undefined)[] = new Array(RECENT_STEPS);
+  readonly #recentIds: (string | undefined)[] = new Array<string | undefined>(RECENT_STEPS).fill(undefined);
+  readonly #recentLogs: (Logger | undefined)[] = new Array<Logger | undefined>(RECENT_STEPS).fill(undefined);
   #recentNext = 0;
 
   /** @throws {TypeError} for conflicting options or a secret that is not a string. */
@@ -194,18 +190,23 @@ export class StepLogger {
 
   /** The logger of a running or recently finished step. */
   #knownStepLogger(stepId: string): Logger | undefined {
-    return this.#active.get(stepId) ?? this.#recent.get(stepId)?.log;
+    return this.#active.get(stepId) ?? this.#recentStepLogger(stepId);
   }
 
-  /** Moves a finished step's logger to the bounded list of recent steps. */
+  /** The logger of one of the last steps cleaned up (the latest, if the application reused the id). */
+  #recentStepLogger(stepId: string): Logger | undefined {
+    for (let back = 1; back <= RECENT_STEPS; back++) {
+      const i = (this.#recentNext - back + RECENT_STEPS) % RECENT_STEPS;
+      if (this.#recentIds[i] === stepId) return this.#recentLogs[i];
+    }
+    return undefined;
+  }
+
+  /** Moves a finished step's logger to the ring of recent steps. */
   #close(stepId: string, log: Logger): void {
     this.#active.delete(stepId);
-    const evicted = this.#recentOrder[this.#recentNext];
-    // A step id closed again since (reused by the application) keeps its newer entry.
-    if (evicted !== undefined && this.#recent.get(evicted.stepId) === evicted) this.#recent.delete(evicted.stepId);
-    const entry: RecentStep = { stepId, log };
-    this.#recent.set(stepId, entry);
-    this.#recentOrder[this.#recentNext] = entry;
+    this.#recentIds[this.#recentNext] = stepId;
+    this.#recentLogs[this.#recentNext] = log;
     this.#recentNext = (this.#recentNext + 1) % RECENT_STEPS;
   }
 
