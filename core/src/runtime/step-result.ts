@@ -80,8 +80,7 @@ export class StepResult<TOutput = unknown> {
     const runs = this.#run.runs;
     let next = 0;
     for (;;) {
-      // Read again each time: the list is created with the first result.
-      for (let completed = runs.resultsInCompletionOrder; next < completed.length; completed = runs.resultsInCompletionOrder) yield completed[next++]!;
+      while (next < runs.settledCount) yield runs.completed(next++);
       if (runs.running === 0) break;
       const cancellation = runs.cancellation;
       if (cancellation) {

@@ -18,8 +18,8 @@ import { HookBus, type HookBusEntry } from './hook-bus.js';
 import { HookGuard, writeHookErrorToStderr, type HookErrorHandler } from './hook-guard.js';
 import type { NamedStepHooks, StepEventContext } from './step-hooks.js';
 import { StepResult, type StepRun } from './step-result.js';
-import { streamMessage, type GenerateResult } from './stream-message.js';
-import { ToolRuns } from './tool-runs.js';
+import { streamMessage, streamMessageThen, type GenerateResult, type StreamEnd, type StreamMessageInput, type StreamObserver } from './stream-message.js';
+import { ToolRuns, type ToolRunListener } from './tool-runs.js';
 
 /**
  * When tool calls run.
@@ -155,8 +155,14 @@ const RESOLVED: Promise<void> = Promise.resolve();
 
 const UNCLEAN_FINISH: ReadonlySet<FinishReason | undefined> = new Set<FinishReason | undefined>(['length', 'content_filter']);
 
-/** One execution of {@link step}: owns the tool runs, the hook bus and the cleanup. */
-class StepExecution implements StepRun {
+/**
+ * One execution of {@link step}: owns the tool runs, the hook bus and the cleanup.
+ *
+ * Kept small, since thousands of steps may be in flight at once: the step is itself the observer and
+ * the end of its stream, the listener of its tool runs and of its signal (methods, not closures), and
+ * what only hooks need (the event context, the start time) exists only when the step has hooks.
+ */
+class StepExecution implements StepRun, StreamObserver, StreamEnd<StepResult>, ToolRunListener {
   readonly stepId: string;
   readonly runs: ToolRuns;
   private readonly bus: HookBus;
@@ -166,9 +172,13 @@ class StepExecution implements StepRun {
   private readonly wrappers: ContextWrappers | undefined;
   /** Calls held back until the stream ends (`dispatch: 'deferred'`). */
   private deferredCalls: ToolCall[] | undefined;
-  private readonly startedAt = performance.now();
+  /** When the step started, for its end event (`undefined` when the step has no hooks). */
+  private readonly startedAt: number | undefined;
   private finished: Promise<void> | undefined;
-  private readonly onAbort: (() => void) | undefined;
+  /** The structured output asked for, if any (set by {@link StepExecution.run}). */
+  private output: ResolvedOutput | undefined;
+  /** Delivers each streamed part to the hooks (`undefined` when none wants parts: the stream loop skips it). */
+  readonly onPart: ((part: StreamedMessagePart) => Promise<void> | undefined) | undefined;
 
   constructor(private readonly options: StepOptions) {
     this.stepId = options.stepId ?? newStepId();
@@ -180,6 +190,8 @@ class StepExecution implements StepRun {
     const eventContext = (this.eventContext =
       entries.length === 0 ? undefined : { stepId: this.stepId, tenant, provider: provider.name, model: provider.modelName, context });
     const bus = (this.bus = eventContext === undefined ? SILENT_BUS : new HookBus(guard, entries, eventContext));
+    this.startedAt = eventContext === undefined ? undefined : performance.now();
+    this.onPart = bus.wantsParts ? (part) => bus.part(part) : undefined;
     this.wrappers =
       guard &&
       ContextWrappers.of(entries, (plugin, kind, error, detached) => guard.reportFailure(plugin, 'runInContext', kind, error, detached), DEFAULT_MAX_HOOK_FAILURES);
@@ -197,24 +209,26 @@ class StepExecution implements StepRun {
       context === undefined && this.wrappers === undefined
         ? undefined
         : { context, inScope: this.wrappers && (<T>(call: ToolCall, index: number, run: () => T) => this.inToolScope(call, index, run)) };
-    this.runs = new ToolRuns(options.toolset, this.stepId, (index, call, result, durationMs) => bus.toolResult(call, index, result, durationMs), gate, settings);
-    const signal = options.signal;
-    if (signal) {
-      this.onAbort = () => this.runs.cancel(signal.reason);
-      signal.addEventListener('abort', this.onAbort, { once: true });
-    }
+    this.runs = new ToolRuns(options.toolset, this.stepId, bus.listens('onToolResult') ? this : undefined, gate, settings);
+    options.signal?.addEventListener('abort', this, { once: true });
+  }
+
+  /** The step's signal aborted (the step is the signal's listener object): cancels the tools (the stream rejects by itself). */
+  handleEvent(): void {
+    this.runs.cancel(this.options.signal!.reason);
   }
 
   /**
-   * Runs the step: the start event, the stream, then {@link StepExecution.complete} or
-   * {@link StepExecution.fail}. Chained promises rather than an `async` function: a suspended async
-   * function keeps its whole frame for the length of the stream, and thousands of steps may stream at once.
+   * Runs the step: the start event, the stream, then {@link StepExecution.done} or
+   * {@link StepExecution.failed}. No `async` function: a suspended async function keeps its whole
+   * frame for the length of the stream, and thousands of steps may stream at once.
    */
   run(output: ResolvedOutput | undefined, outputError?: unknown): Promise<StepResult> {
-    let streamed: Promise<GenerateResult>;
+    this.output = output;
+    let started: Promise<void> | undefined;
     try {
       const { options } = this;
-      const started = this.bus.stepStart({
+      started = this.bus.stepStart({
         systemPrompt: options.systemPrompt,
         tools: options.toolset.tools,
         history: options.history,
@@ -222,39 +236,75 @@ class StepExecution implements StepRun {
         stepGeneration: options.generation,
         output: output?.format,
       });
-      const stream = (): Promise<GenerateResult> => {
-        // A schema that could not be used fails the step right after its start event.
-        if (outputError !== undefined) return Promise.reject(outputError);
-        const generated = options.resume ? this.resumed(options.resume) : this.inRequestScope(() => this.stream(output));
-        return output === undefined ? generated : generated.then((result) => withOutput(output, result));
-      };
-      streamed = started === undefined ? stream() : started.then(stream);
     } catch (error) {
-      streamed = Promise.reject(error);
+      return this.failed(error);
     }
-    return streamed.then(
-      (generated) => this.complete(generated),
-      (error: unknown) => this.fail(error),
+    // A schema that could not be used fails the step right after its start event.
+    if (started === undefined) return outputError === undefined ? this.generate() : this.failed(outputError);
+    return started.then(
+      () => (outputError === undefined ? this.generate() : this.failed(outputError)),
+      (error: unknown) => this.failed(error),
     );
   }
 
-  /** Streams the response, dispatching each complete call. */
-  private stream(output: ResolvedOutput | undefined): Promise<GenerateResult> {
-    const { options, bus } = this;
-    return streamMessage(
-      {
-        provider: options.provider,
-        systemPrompt: options.systemPrompt,
-        tools: options.toolset.tools,
-        history: options.history,
-        signal: options.signal,
-        generation: options.generation,
-        output: output?.format,
-      },
-      {
-        onPart: bus.wantsParts ? (part) => bus.part(part) : undefined,
-        onToolCall: (call, atEnd) => this.onToolCall(call, atEnd?.finishReason, atEnd !== undefined),
-      },
+  /** Streams the response (or completes the resumed step), then ends the step. */
+  private generate(): Promise<StepResult> {
+    try {
+      const { options } = this;
+      if (options.resume) {
+        return this.resumed(options.resume).then(
+          (generated) => this.done(generated),
+          (error: unknown) => this.failed(error),
+        );
+      }
+      // The usual path: the stream loop ends the step itself (one promise per step while it streams).
+      if (this.wrappers === undefined) return streamMessageThen(this.streamInput(), this, this);
+      // The hooks' contexts hold the request, not the step's end (its events run outside them, as without wrappers).
+      return this.inRequestScope(() => streamMessage(this.streamInput(), this)).then(
+        (generated) => this.done(generated),
+        (error: unknown) => this.failed(error),
+      );
+    } catch (error) {
+      return this.failed(error);
+    }
+  }
+
+  private streamInput(): StreamMessageInput {
+    const { options } = this;
+    return {
+      provider: options.provider,
+      systemPrompt: options.systemPrompt,
+      tools: options.toolset.tools,
+      history: options.history,
+      signal: options.signal,
+      generation: options.generation,
+      output: this.output?.format,
+    };
+  }
+
+  /** A complete tool call (see {@link StreamObserver.onToolCall}): dispatched, held back or withheld. */
+  onToolCall(call: ToolCall, atEnd: { readonly finishReason: FinishReason | undefined } | undefined): void {
+    if (this.options.dispatch === 'deferred') {
+      (this.deferredCalls ??= []).push(call);
+    } else if (atEnd !== undefined && UNCLEAN_FINISH.has(atEnd.finishReason)) {
+      this.dispatch(call, toolNotExecuted(`the response was cut off (finish reason "${atEnd.finishReason}") before this call was complete`));
+    } else {
+      this.dispatch(call, undefined);
+    }
+  }
+
+  /** A call settled (see {@link ToolRunListener}): the `onToolResult` event. */
+  toolSettled(index: number, call: ToolCall, result: ToolResult, durationMs: number): void {
+    this.bus.toolResult(call, index, result, durationMs);
+  }
+
+  /** The stream ended: parses the structured output, if one was asked for, then completes the step. */
+  done(generated: GenerateResult): Promise<StepResult> {
+    const { output } = this;
+    if (output === undefined) return this.complete(generated);
+    return withOutput(output, generated).then(
+      (parsed) => this.complete(parsed),
+      (error: unknown) => this.failed(error),
     );
   }
 
@@ -286,7 +336,7 @@ class StepExecution implements StepRun {
     if (bus.listens('onStepEnd')) {
       const { message, id: messageId, usage, finishReason } = generated;
       const ending = { message, messageId, usage, finishReason, error: undefined, aborted: false };
-      await bus.stepEnd(ending, this.runs.calls, performance.now() - this.startedAt);
+      await bus.stepEnd(ending, this.runs.calls, performance.now() - this.startedAt!);
     }
     const result = new StepResult(this, generated);
     if (this.runs.running === 0) await this.finish(undefined);
@@ -295,13 +345,13 @@ class StepExecution implements StepRun {
   }
 
   /** The step failed: cancels the tools, delivers the end event, reclaims, and re-throws `error`. */
-  private async fail(error: unknown): Promise<never> {
+  async failed(error: unknown): Promise<never> {
     const { bus, options } = this;
     this.runs.cancel(error);
     if (bus.listens('onStepEnd')) {
       const aborted = options.signal?.aborted === true;
       const ending = { message: undefined, messageId: undefined, usage: undefined, finishReason: undefined, error, aborted };
-      await bus.stepEnd(ending, this.runs.calls, performance.now() - this.startedAt);
+      await bus.stepEnd(ending, this.runs.calls, performance.now() - this.startedAt!);
     }
     await this.finish(error);
     throw error;
@@ -330,18 +380,8 @@ class StepExecution implements StepRun {
   }
 
   private cleanUp(leaked: readonly ToolCall[]): Promise<void> | undefined {
-    if (this.onAbort) this.options.signal?.removeEventListener('abort', this.onAbort);
+    this.options.signal?.removeEventListener('abort', this);
     return this.bus.cleanup(leaked, this.runs.cancellation !== undefined);
-  }
-
-  private onToolCall(call: ToolCall, finishReason: FinishReason | undefined, atEnd: boolean): void {
-    if (this.options.dispatch === 'deferred') {
-      (this.deferredCalls ??= []).push(call);
-    } else if (atEnd && UNCLEAN_FINISH.has(finishReason)) {
-      this.dispatch(call, toolNotExecuted(`the response was cut off (finish reason "${finishReason}") before this call was complete`));
-    } else {
-      this.dispatch(call, undefined);
-    }
   }
 
   private dispatch(call: ToolCall, withheld: ToolReturnValue | undefined, entry?: GateEntry): void {

@@ -30,7 +30,10 @@ export interface GenerateResult<TOutput = unknown> {
   readonly output?: TOutput;
 }
 
-/** What the stream loop reports as it goes. Both are called unguarded: wrap user code before. */
+/**
+ * What the stream loop reports as it goes. Both are called unguarded: wrap user code before. Called
+ * as methods of the observer (a step is its own observer: no closure per step).
+ */
 export interface StreamObserver {
   /** Each raw part, before it is merged; awaited when it returns a promise. */
   readonly onPart?: ((part: StreamedMessagePart) => Promise<void> | undefined) | undefined;
@@ -39,6 +42,17 @@ export interface StreamObserver {
    * with the finish reason the provider reported).
    */
   readonly onToolCall?: ((call: ToolCall, atEnd: { readonly finishReason: FinishReason | undefined } | undefined) => void) | undefined;
+}
+
+/**
+ * What comes after the stream, for {@link streamMessageThen}: like the two callbacks of
+ * `promise.then(done, failed)`, called as methods of this object.
+ */
+export interface StreamEnd<T> {
+  /** The response is complete and merged. */
+  done(generated: GenerateResult): T | Promise<T>;
+  /** The stream failed (the provider's error, the signal's reason, a bad part, an empty response). */
+  failed(error: unknown): T | Promise<T>;
 }
 
 /** Inputs of {@link streamMessage}. */
@@ -60,51 +74,74 @@ export interface StreamMessageInput {
  * notice; after that, nothing more is reported to the observer.
  */
 export function streamMessage(input: StreamMessageInput, observer: StreamObserver): Promise<GenerateResult> {
-  return raceAbort(consume(input, observer), input.signal);
+  return raceAbort(consume(input, observer, undefined), input.signal);
 }
 
-async function consume(input: StreamMessageInput, observer: StreamObserver): Promise<GenerateResult> {
-  const { provider, signal, generation } = input;
-  signal?.throwIfAborted();
-  // Checked here too, so a bad per-call option is a typed error whatever the provider does with it.
-  if (generation !== undefined) resolveGenerationOptions(provider.name, provider.generation, generation, input.tools);
-  const stream = await provider.generate(input.systemPrompt, input.tools, input.history, providerOptions(signal, generation, input.output));
-  signal?.throwIfAborted();
+/**
+ * {@link streamMessage}, then `end.done(result)` or `end.failed(error)`: the same outcome as
+ * `streamMessage(input, observer).then(done, failed)`. Without a signal the loop calls `end` itself,
+ * so that a stream in flight holds one promise and no chained one (thousands of steps may stream
+ * at once); with a signal, the abort race sits between the loop and `end`.
+ */
+export function streamMessageThen<T>(input: StreamMessageInput, observer: StreamObserver, end: StreamEnd<T>): Promise<T> {
+  if (input.signal === undefined) return consume(input, observer, end);
+  return raceAbort(consume(input, observer, undefined), input.signal).then(
+    (generated) => end.done(generated),
+    (error: unknown) => end.failed(error),
+  );
+}
 
-  const builder = new MessageBuilder(provider.name, observer.onToolCall);
-  const onPart = observer.onPart;
-  let pending: PendingPart | undefined;
-  for await (const part of stream) {
-    if (signal?.aborted) throw signal.reason;
-    if (typeof part !== 'object' || part === null) {
-      throw new ChatProviderError(`Provider "${provider.name}" streamed a part that is not an object: ${String(part)}`);
-    }
-    if (onPart) {
-      const delivered = onPart(part);
-      if (delivered) {
-        await delivered;
-        if (signal?.aborted) throw signal.reason;
+function consume<T>(input: StreamMessageInput, observer: StreamObserver, end: StreamEnd<T>): Promise<T>;
+function consume(input: StreamMessageInput, observer: StreamObserver, end: undefined): Promise<GenerateResult>;
+async function consume<T>(input: StreamMessageInput, observer: StreamObserver, end: StreamEnd<T> | undefined): Promise<T | GenerateResult> {
+  let generated: GenerateResult;
+  try {
+    const { provider, signal, generation } = input;
+    signal?.throwIfAborted();
+    // Checked here too, so a bad per-call option is a typed error whatever the provider does with it.
+    if (generation !== undefined) resolveGenerationOptions(provider.name, provider.generation, generation, input.tools);
+    const stream = await provider.generate(input.systemPrompt, input.tools, input.history, providerOptions(signal, generation, input.output));
+    signal?.throwIfAborted();
+
+    const builder = new MessageBuilder(provider.name, observer);
+    const wantsParts = observer.onPart !== undefined;
+    let pending: PendingPart | undefined;
+    for await (const part of stream) {
+      if (signal?.aborted) throw signal.reason;
+      if (typeof part !== 'object' || part === null) {
+        throw new ChatProviderError(`Provider "${provider.name}" streamed a part that is not an object: ${String(part)}`);
+      }
+      if (wantsParts) {
+        const delivered = observer.onPart!(part);
+        if (delivered) {
+          await delivered;
+          if (signal?.aborted) throw signal.reason;
+        }
+      }
+      if (pending === undefined) {
+        pending = new PendingPart(part);
+      } else if (!pending.absorb(part)) {
+        builder.add(pending.build(), undefined);
+        pending = new PendingPart(part);
       }
     }
-    if (pending === undefined) {
-      pending = new PendingPart(part);
-    } else if (!pending.absorb(part)) {
-      builder.add(pending.build(), undefined);
-      pending = new PendingPart(part);
-    }
-  }
-  if (pending !== undefined) builder.add(pending.build(), { finishReason: stream.finishReason });
-  const { content, toolCalls } = builder;
+    if (pending !== undefined) builder.add(pending.build(), { finishReason: stream.finishReason });
+    const { content, toolCalls } = builder;
 
-  checkNotEmpty(content, toolCalls);
-  const message: Message = toolCalls.length > 0 ? { role: 'assistant', content, toolCalls } : { role: 'assistant', content };
-  return {
-    id: stream.id,
-    message,
-    usage: stream.usage,
-    finishReason: stream.finishReason,
-    traceId: stream.traceId,
-  };
+    checkNotEmpty(content, toolCalls);
+    const message: Message = toolCalls.length > 0 ? { role: 'assistant', content, toolCalls } : { role: 'assistant', content };
+    generated = {
+      id: stream.id,
+      message,
+      usage: stream.usage,
+      finishReason: stream.finishReason,
+      traceId: stream.traceId,
+    };
+  } catch (error) {
+    if (end === undefined) throw error;
+    return end.failed(error);
+  }
+  return end === undefined ? generated : end.done(generated);
 }
 
 function providerOptions(signal: AbortSignal | undefined, generation: GenerationOptions | undefined, output: OutputFormat | undefined): ProviderGenerateOptions | undefined {
@@ -120,7 +157,7 @@ class MessageBuilder {
 
   constructor(
     private readonly providerName: string,
-    private readonly onToolCall: StreamObserver['onToolCall'],
+    private readonly observer: StreamObserver,
   ) {}
 
   get content(): ContentPart[] {
@@ -142,7 +179,7 @@ class MessageBuilder {
         return;
       case 'function':
         this.toolCallList = append(this.toolCallList, part);
-        this.onToolCall?.(part, atEnd);
+        this.observer.onToolCall?.(part, atEnd);
         return;
       case 'tool_call_part':
         return; // an orphan fragment: no tool call before it to merge into

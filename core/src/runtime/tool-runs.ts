@@ -7,8 +7,11 @@ import type { ApprovalGate, GateEntry, GateOutcome } from './approval-gate.js';
 import { append } from './append.js';
 import { isThenable } from './hook-guard.js';
 
-/** Called once per call when its result is known, in completion order. */
-export type ToolSettledListener = (index: number, call: ToolCall, result: ToolResult, durationMs: number) => void;
+/** Hears of each call's result when it is known, in completion order. */
+export interface ToolRunListener {
+  /** Called once per call (not for results adopted from before), as a method of the listener. */
+  toolSettled(index: number, call: ToolCall, result: ToolResult, durationMs: number): void;
+}
 
 /** What every call of a step gets besides its own: the run's context, and the hooks' context wrapper. */
 export interface ToolRunSettings {
@@ -42,6 +45,11 @@ export class ToolRuns {
   private callList: ToolCall[] | undefined;
   /** The result of each call, by index, once it settled. */
   private results: (ToolResult | undefined)[] | undefined;
+  /**
+   * The results in completion order, made when a call first settles before an earlier one: until
+   * then (most steps: one call, or calls that settle in turn) the settled calls are the first ones,
+   * and `results` is that order.
+   */
   private completionOrder: ToolResult[] | undefined;
   private controller: AbortController | undefined;
   /** Whether the signal's listener limit was lifted (see {@link MANY_CALLS}). */
@@ -59,7 +67,8 @@ export class ToolRuns {
   constructor(
     private readonly toolset: Toolset,
     private readonly stepId: string,
-    private readonly onSettled: ToolSettledListener,
+    /** Hears of each result (none: no call is timed either). */
+    private readonly listener: ToolRunListener | undefined,
     /** Asks for approval where a call needs it (none: no call can). */
     private readonly gate?: ApprovalGate,
     private readonly settings: ToolRunSettings = NO_SETTINGS,
@@ -77,13 +86,13 @@ export class ToolRuns {
    */
   dispatch(call: ToolCall, entry?: GateEntry): number {
     const index = this.add(call);
-    const startedAt = performance.now();
+    const startedAt = this.startTime();
     this.pending++;
     // The signal is made when a call first reads it: an AbortController costs ~10 µs on Node 20, and most tools never look.
-    const signalOfStep = (): AbortSignal => this.signal();
+    const runs = this;
     const context: ToolContext = {
       get signal() {
-        return signalOfStep();
+        return runs.signal();
       },
       toolCall: call,
       stepId: this.stepId,
@@ -106,7 +115,7 @@ export class ToolRuns {
   adopt(call: ToolCall, result: ToolResult): number {
     const index = this.add(call);
     this.pending++;
-    this.settleSoon(index, call, normalise(call, result), performance.now(), false);
+    this.settleSoon(index, call, normalise(call, result), 0, false);
     return index;
   }
 
@@ -114,7 +123,7 @@ export class ToolRuns {
   skip(call: ToolCall, returnValue: ToolReturnValue): number {
     const index = this.add(call);
     this.pending++;
-    this.settleSoon(index, call, { toolCallId: call.id, returnValue }, performance.now());
+    this.settleSoon(index, call, { toolCallId: call.id, returnValue }, this.startTime());
     return index;
   }
 
@@ -133,9 +142,14 @@ export class ToolRuns {
     return this.cancelReason;
   }
 
-  /** Results so far, in completion order. */
-  get resultsInCompletionOrder(): readonly ToolResult[] {
-    return this.completionOrder ?? NONE;
+  /** How many calls have settled. */
+  get settledCount(): number {
+    return this.calls.length - this.pending;
+  }
+
+  /** The `n`th result to settle (from 0; `n` below {@link ToolRuns.settledCount}). */
+  completed(n: number): ToolResult {
+    return (this.completionOrder ?? this.results)![n]!;
   }
 
   /** Every result in call order (a new list); call it once no call is running. */
@@ -201,6 +215,11 @@ export class ToolRuns {
     return controller.signal;
   }
 
+  /** When a call starts, for the duration its listener hears of (0 without a listener: nobody asks). */
+  private startTime(): number {
+    return this.listener === undefined ? 0 : performance.now();
+  }
+
   /** Appends a call; returns its index. */
   private add(call: ToolCall): number {
     this.callList = append(this.callList, call);
@@ -263,12 +282,16 @@ export class ToolRuns {
    * listener hears of it unless it is a result adopted from before (`heard` false).
    */
   private settle(index: number, call: ToolCall, result: ToolResult, startedAt: number, heard = true): void {
-    (this.results ??= new Array<ToolResult | undefined>(this.calls.length))[index] = result;
-    this.completionOrder = append(this.completionOrder, result);
+    const results = (this.results ??= new Array<ToolResult | undefined>(this.calls.length));
+    const settledBefore = this.settledCount;
+    results[index] = result;
+    if (this.completionOrder !== undefined) this.completionOrder.push(result);
+    else if (index !== settledBefore) this.completionOrder = [...(results.slice(0, settledBefore) as ToolResult[]), result];
     this.pending--;
-    if (heard) {
+    const listener = this.listener;
+    if (heard && listener !== undefined) {
       try {
-        this.onSettled(index, call, result, performance.now() - startedAt);
+        listener.toolSettled(index, call, result, performance.now() - startedAt);
       } catch {
         // the listener delivers to guarded hooks; settling must go on
       }
