@@ -1,7 +1,7 @@
 import type { Message } from '../message/message.js';
 import { PendingPart } from '../message/merge.js';
 import type { ContentPart, StreamedMessagePart, ToolCall } from '../message/parts.js';
-import type { ChatProvider, FinishReason, ProviderGenerateOptions } from '../provider/chat-provider.js';
+import type { ChatProvider, FinishReason, ProviderGenerateOptions, StreamedMessage } from '../provider/chat-provider.js';
 import { APIEmptyResponseError, ChatProviderError } from '../provider/errors.js';
 import { resolveGenerationOptions, type GenerationOptions } from '../provider/generation-options.js';
 import type { OutputFormat } from '../provider/output-format.js';
@@ -93,55 +93,43 @@ export function streamMessageThen<T>(input: StreamMessageInput, observer: Stream
 
 function consume<T>(input: StreamMessageInput, observer: StreamObserver, end: StreamEnd<T>): Promise<T>;
 function consume(input: StreamMessageInput, observer: StreamObserver, end: undefined): Promise<GenerateResult>;
+/**
+ * The stream loop. Its frame is kept for the length of the stream, so it holds few variables: the
+ * request is made, and the message built, by helpers.
+ */
 async function consume<T>(input: StreamMessageInput, observer: StreamObserver, end: StreamEnd<T> | undefined): Promise<T | GenerateResult> {
   let generated: GenerateResult;
   try {
-    const { provider, signal, generation } = input;
+    const signal = input.signal;
+    const stream = await request(input);
     signal?.throwIfAborted();
-    // Checked here too, so a bad per-call option is a typed error whatever the provider does with it.
-    if (generation !== undefined) resolveGenerationOptions(provider.name, provider.generation, generation, input.tools);
-    const stream = await provider.generate(input.systemPrompt, input.tools, input.history, providerOptions(signal, generation, input.output));
-    signal?.throwIfAborted();
-
-    const builder = new MessageBuilder(provider.name, observer);
-    const wantsParts = observer.onPart !== undefined;
-    let pending: PendingPart | undefined;
+    const builder = new MessageBuilder(input.provider.name, observer);
     for await (const part of stream) {
       if (signal?.aborted) throw signal.reason;
-      if (typeof part !== 'object' || part === null) {
-        throw new ChatProviderError(`Provider "${provider.name}" streamed a part that is not an object: ${String(part)}`);
-      }
-      if (wantsParts) {
-        const delivered = observer.onPart!(part);
+      if (observer.onPart !== undefined && typeof part === 'object' && part !== null) {
+        const delivered = observer.onPart(part);
         if (delivered) {
           await delivered;
           if (signal?.aborted) throw signal.reason;
         }
       }
-      if (pending === undefined) {
-        pending = new PendingPart(part);
-      } else if (!pending.absorb(part)) {
-        builder.add(pending.build(), undefined);
-        pending = new PendingPart(part);
-      }
+      builder.accept(part);
     }
-    if (pending !== undefined) builder.add(pending.build(), { finishReason: stream.finishReason });
-    const { content, toolCalls } = builder;
-
-    checkNotEmpty(content, toolCalls);
-    const message: Message = toolCalls.length > 0 ? { role: 'assistant', content, toolCalls } : { role: 'assistant', content };
-    generated = {
-      id: stream.id,
-      message,
-      usage: stream.usage,
-      finishReason: stream.finishReason,
-      traceId: stream.traceId,
-    };
+    generated = builder.result(stream);
   } catch (error) {
     if (end === undefined) throw error;
     return end.failed(error);
   }
   return end === undefined ? generated : end.done(generated);
+}
+
+/** Asks the provider for the stream (after checking the signal and the per-call options). */
+function request(input: StreamMessageInput): Promise<StreamedMessage> {
+  const { provider, signal, generation } = input;
+  signal?.throwIfAborted();
+  // Checked here too, so a bad per-call option is a typed error whatever the provider does with it.
+  if (generation !== undefined) resolveGenerationOptions(provider.name, provider.generation, generation, input.tools);
+  return provider.generate(input.systemPrompt, input.tools, input.history, providerOptions(signal, generation, input.output));
 }
 
 function providerOptions(signal: AbortSignal | undefined, generation: GenerationOptions | undefined, output: OutputFormat | undefined): ProviderGenerateOptions | undefined {
@@ -150,25 +138,43 @@ function providerOptions(signal: AbortSignal | undefined, generation: Generation
   return signal ? { signal, generation } : { generation };
 }
 
-/** Collects merged parts into message content and tool calls, reporting each complete tool call. */
+/** Merges streamed parts into message content and tool calls, reporting each complete tool call. */
 class MessageBuilder {
   private contentList: ContentPart[] | undefined;
   private toolCallList: ToolCall[] | undefined;
+  /** The part being merged (the next part may still merge into it). */
+  private pending: PendingPart | undefined;
 
   constructor(
     private readonly providerName: string,
     private readonly observer: StreamObserver,
   ) {}
 
-  get content(): ContentPart[] {
-    return this.contentList ?? [];
+  /** Merges the next streamed part (a complete tool call is reported when the part after it does not merge into it). */
+  accept(part: StreamedMessagePart): void {
+    if (typeof part !== 'object' || part === null) {
+      throw new ChatProviderError(`Provider "${this.providerName}" streamed a part that is not an object: ${String(part)}`);
+    }
+    const pending = this.pending;
+    if (pending === undefined) {
+      this.pending = new PendingPart(part);
+    } else if (!pending.absorb(part)) {
+      this.add(pending.build(), undefined);
+      this.pending = new PendingPart(part);
+    }
   }
 
-  get toolCalls(): ToolCall[] {
-    return this.toolCallList ?? [];
+  /** The stream ended: the last part is complete; the merged message. */
+  result(stream: StreamedMessage): GenerateResult {
+    if (this.pending !== undefined) this.add(this.pending.build(), { finishReason: stream.finishReason });
+    const content = this.contentList ?? [];
+    const toolCalls = this.toolCallList ?? [];
+    checkNotEmpty(content, toolCalls);
+    const message: Message = toolCalls.length > 0 ? { role: 'assistant', content, toolCalls } : { role: 'assistant', content };
+    return { id: stream.id, message, usage: stream.usage, finishReason: stream.finishReason, traceId: stream.traceId };
   }
 
-  add(part: StreamedMessagePart, atEnd: { readonly finishReason: FinishReason | undefined } | undefined): void {
+  private add(part: StreamedMessagePart, atEnd: { readonly finishReason: FinishReason | undefined } | undefined): void {
     switch (part.type) {
       case 'text':
       case 'think':
