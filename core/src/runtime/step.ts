@@ -3,6 +3,8 @@ import type { Message } from '../message/message.js';
 import type { StreamedMessagePart, ToolCall } from '../message/parts.js';
 import type { ChatProvider, FinishReason } from '../provider/chat-provider.js';
 import type { GenerationOptions } from '../provider/generation-options.js';
+import type { OutputFormat } from '../provider/output-format.js';
+import type { Tool } from '../tooling/tool.js';
 import type { InferOutput, OutputOption } from '../output/output-schema.js';
 import { parseOutput } from '../output/parse-output.js';
 import { resolveOutput, type ResolvedOutput } from '../output/resolve-output.js';
@@ -158,11 +160,12 @@ const UNCLEAN_FINISH: ReadonlySet<FinishReason | undefined> = new Set<FinishReas
 /**
  * One execution of {@link step}: owns the tool runs, the hook bus and the cleanup.
  *
- * Kept small, since thousands of steps may be in flight at once: the step is itself the observer and
- * the end of its stream, the listener of its tool runs and of its signal (methods, not closures), and
- * what only hooks need (the event context, the start time) exists only when the step has hooks.
+ * Kept small, since thousands of steps may be in flight at once: the step is itself the input, the
+ * observer and the end of its stream, the listener of its tool runs and of its signal (getters and
+ * methods, not objects and closures of their own), and what only hooks need (the event context, the
+ * start time) exists only when the step has hooks.
  */
-class StepExecution implements StepRun, StreamObserver, StreamEnd<StepResult>, ToolRunListener {
+class StepExecution implements StepRun, StreamMessageInput, StreamObserver, StreamEnd<StepResult>, ToolRunListener {
   readonly stepId: string;
   readonly runs: ToolRuns;
   private readonly bus: HookBus;
@@ -176,7 +179,7 @@ class StepExecution implements StepRun, StreamObserver, StreamEnd<StepResult>, T
   private readonly startedAt: number | undefined;
   private finished: Promise<void> | undefined;
   /** The structured output asked for, if any (set by {@link StepExecution.run}). */
-  private output: ResolvedOutput | undefined;
+  private resolvedOutput: ResolvedOutput | undefined;
   /** Delivers each streamed part to the hooks (`undefined` when none wants parts: the stream loop skips it). */
   readonly onPart: ((part: StreamedMessagePart) => Promise<void> | undefined) | undefined;
 
@@ -224,7 +227,7 @@ class StepExecution implements StepRun, StreamObserver, StreamEnd<StepResult>, T
    * frame for the length of the stream, and thousands of steps may stream at once.
    */
   run(output: ResolvedOutput | undefined, outputError?: unknown): Promise<StepResult> {
-    this.output = output;
+    this.resolvedOutput = output;
     let started: Promise<void> | undefined;
     try {
       const { options } = this;
@@ -258,9 +261,9 @@ class StepExecution implements StepRun, StreamObserver, StreamEnd<StepResult>, T
         );
       }
       // The usual path: the stream loop ends the step itself (one promise per step while it streams).
-      if (this.wrappers === undefined) return streamMessageThen(this.streamInput(), this, this);
+      if (this.wrappers === undefined) return streamMessageThen(this, this, this);
       // The hooks' contexts hold the request, not the step's end (its events run outside them, as without wrappers).
-      return this.inRequestScope(() => streamMessage(this.streamInput(), this)).then(
+      return this.inRequestScope(() => streamMessage(this, this)).then(
         (generated) => this.done(generated),
         (error: unknown) => this.failed(error),
       );
@@ -269,17 +272,34 @@ class StepExecution implements StepRun, StreamObserver, StreamEnd<StepResult>, T
     }
   }
 
-  private streamInput(): StreamMessageInput {
-    const { options } = this;
-    return {
-      provider: options.provider,
-      systemPrompt: options.systemPrompt,
-      tools: options.toolset.tools,
-      history: options.history,
-      signal: options.signal,
-      generation: options.generation,
-      output: this.output?.format,
-    };
+  // The input of the stream (see StreamMessageInput), read from the options when the request is made.
+
+  get provider(): ChatProvider {
+    return this.options.provider;
+  }
+
+  get systemPrompt(): string {
+    return this.options.systemPrompt;
+  }
+
+  get tools(): readonly Tool[] {
+    return this.options.toolset.tools;
+  }
+
+  get history(): readonly Message[] {
+    return this.options.history;
+  }
+
+  get signal(): AbortSignal | undefined {
+    return this.options.signal;
+  }
+
+  get generation(): GenerationOptions | undefined {
+    return this.options.generation;
+  }
+
+  get output(): OutputFormat | undefined {
+    return this.resolvedOutput?.format;
   }
 
   /** A complete tool call (see {@link StreamObserver.onToolCall}): dispatched, held back or withheld. */
@@ -300,7 +320,7 @@ class StepExecution implements StepRun, StreamObserver, StreamEnd<StepResult>, T
 
   /** The stream ended: parses the structured output, if one was asked for, then completes the step. */
   done(generated: GenerateResult): Promise<StepResult> {
-    const { output } = this;
+    const output = this.resolvedOutput;
     if (output === undefined) return this.complete(generated);
     return withOutput(output, generated).then(
       (parsed) => this.complete(parsed),

@@ -52,8 +52,6 @@ export class ToolRuns {
    */
   private completionOrder: ToolResult[] | undefined;
   private controller: AbortController | undefined;
-  /** Whether the signal's listener limit was lifted (see {@link MANY_CALLS}). */
-  private manyCalls = false;
   private pending = 0;
   /** Resolved on the next settlement or cancellation. */
   private waiters: (() => void)[] | undefined;
@@ -61,8 +59,8 @@ export class ToolRuns {
   private idleWaiters: (() => void)[] | undefined;
   /** Resolved when no call is running or the running ones were cancelled (with the cancellation). */
   private settledWaiters: ((cancellation: { readonly reason: unknown } | undefined) => void)[] | undefined;
-  private aborted: { readonly reason: unknown } | undefined;
-  private cancelReason: { readonly reason: unknown } | undefined;
+  /** Set by {@link ToolRuns.cancel}: the reason, and whether calls were running then. */
+  private aborted: { readonly reason: unknown; readonly whileRunning: boolean } | undefined;
 
   constructor(
     private readonly toolset: Toolset,
@@ -139,7 +137,8 @@ export class ToolRuns {
 
   /** The reason given to {@link ToolRuns.cancel} while calls were running, if that happened. */
   get cancellation(): { readonly reason: unknown } | undefined {
-    return this.cancelReason;
+    const aborted = this.aborted;
+    return aborted?.whileRunning === true ? aborted : undefined;
   }
 
   /** How many calls have settled. */
@@ -160,7 +159,7 @@ export class ToolRuns {
 
   /** Resolves on the next settlement or cancellation (or at once if nothing is running). */
   changed(): Promise<void> {
-    if (this.pending === 0 || this.cancelReason) return Promise.resolve();
+    if (this.pending === 0 || this.cancellation) return Promise.resolve();
     return new Promise((resolve) => (this.waiters ??= []).push(resolve));
   }
 
@@ -169,18 +168,17 @@ export class ToolRuns {
    * cancellation then (see {@link ToolRuns.cancellation}), else `undefined`.
    */
   settledOrCancelled(): Promise<{ readonly reason: unknown } | undefined> {
-    if (this.pending === 0 || this.cancelReason) return Promise.resolve(this.cancelReason);
+    if (this.pending === 0 || this.cancellation) return Promise.resolve(this.cancellation);
     return new Promise((resolve) => (this.settledWaiters ??= []).push(resolve));
   }
 
   /** Aborts every running call through its signal. The first reason wins. */
   cancel(reason: unknown): void {
     if (this.aborted) return;
-    this.aborted = { reason };
-    if (this.pending > 0) this.cancelReason = { reason };
+    this.aborted = { reason, whileRunning: this.pending > 0 };
     this.controller?.abort(reason);
     this.wake();
-    if (this.cancelReason) this.flushSettledWaiters();
+    if (this.aborted.whileRunning) this.flushSettledWaiters();
   }
 
   /**
@@ -206,11 +204,8 @@ export class ToolRuns {
     if (controller === undefined) {
       controller = this.controller = new AbortController();
       if (this.aborted) controller.abort(this.aborted.reason);
-    }
-    // Every call of the step listens to this one signal: many parallel calls are normal, not a leak.
-    if (!this.manyCalls && (this.callList?.length ?? 0) >= MANY_CALLS) {
-      this.manyCalls = true;
-      setMaxListeners(0, controller.signal);
+      // Every call of the step listens to this one signal: many parallel calls are normal, not a leak.
+      if (this.calls.length >= MANY_CALLS) setMaxListeners(0, controller.signal);
     }
     return controller.signal;
   }
@@ -223,6 +218,7 @@ export class ToolRuns {
   /** Appends a call; returns its index. */
   private add(call: ToolCall): number {
     this.callList = append(this.callList, call);
+    if (this.callList.length === MANY_CALLS && this.controller !== undefined) setMaxListeners(0, this.controller.signal);
     return this.callList.length - 1;
   }
 
@@ -309,7 +305,8 @@ export class ToolRuns {
     const waiters = this.settledWaiters;
     if (waiters === undefined) return;
     this.settledWaiters = undefined;
-    for (const resolve of waiters) resolve(this.cancelReason);
+    const cancellation = this.cancellation;
+    for (const resolve of waiters) resolve(cancellation);
   }
 
   private wake(): void {
