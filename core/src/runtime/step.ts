@@ -319,7 +319,7 @@ class StepExecution implements StepRun, StreamMessageInput, StreamObserver, Stre
   }
 
   /** The stream ended: parses the structured output, if one was asked for, then completes the step. */
-  done(generated: GenerateResult): Promise<StepResult> {
+  done(generated: GenerateResult): Promise<StepResult> | StepResult {
     const output = this.resolvedOutput;
     if (output === undefined) return this.complete(generated);
     return withOutput(output, generated).then(
@@ -345,7 +345,7 @@ class StepExecution implements StepRun, StreamMessageInput, StreamObserver, Stre
   }
 
   /** The stream ended: runs deferred calls, delivers the end event, and returns the result. */
-  private async complete(generated: GenerateResult): Promise<StepResult> {
+  private complete(generated: GenerateResult): Promise<StepResult> | StepResult {
     const { bus } = this;
     if (this.deferredCalls !== undefined) {
       const withheld = UNCLEAN_FINISH.has(generated.finishReason)
@@ -353,15 +353,25 @@ class StepExecution implements StepRun, StreamMessageInput, StreamObserver, Stre
         : undefined;
       for (const call of this.deferredCalls) this.dispatch(call, withheld);
     }
-    if (bus.listens('onStepEnd')) {
-      const { message, id: messageId, usage, finishReason } = generated;
-      const ending = { message, messageId, usage, finishReason, error: undefined, aborted: false };
-      await bus.stepEnd(ending, this.runs.calls, performance.now() - this.startedAt!);
-    }
+    if (!bus.listens('onStepEnd')) return this.result(generated);
+    const { message, id: messageId, usage, finishReason } = generated;
+    const ending = { message, messageId, usage, finishReason, error: undefined, aborted: false };
+    const ended = bus.stepEnd(ending, this.runs.calls, performance.now() - this.startedAt!);
+    return ended === undefined ? this.result(generated) : ended.then(() => this.result(generated));
+  }
+
+  /**
+   * The step's result, once its cleanup is done when no call is running (else the cleanup follows
+   * the calls). Not an `async` function: most steps end with nothing left to wait for.
+   */
+  private result(generated: GenerateResult): Promise<StepResult> | StepResult {
     const result = new StepResult(this, generated);
-    if (this.runs.running === 0) await this.finish(undefined);
-    else void this.runs.settledOrCancelled().then((cancellation) => this.finish(cancellation?.reason));
-    return result;
+    if (this.runs.running > 0) {
+      void this.runs.settledOrCancelled().then((cancellation) => this.finish(cancellation?.reason));
+      return result;
+    }
+    const finished = this.finish(undefined);
+    return finished === RESOLVED ? result : finished.then(() => result);
   }
 
   /** The step failed: cancels the tools, delivers the end event, reclaims, and re-throws `error`. */

@@ -86,17 +86,7 @@ export class ToolRuns {
     const index = this.add(call);
     const startedAt = this.startTime();
     this.pending++;
-    // The signal is made when a call first reads it: an AbortController costs ~10 µs on Node 20, and most tools never look.
-    const runs = this;
-    const context: ToolContext = {
-      get signal() {
-        return runs.signal();
-      },
-      toolCall: call,
-      stepId: this.stepId,
-      index,
-      context: this.settings.context,
-    };
+    const context = new CallContext(this, call, this.stepId, index, this.settings.context);
     const gate = this.gate;
     if (gate === undefined) {
       this.handle(index, call, context, startedAt);
@@ -198,8 +188,8 @@ export class ToolRuns {
     return this.calls.filter((_, index) => this.results?.[index] === undefined);
   }
 
-  /** The signal of the step's calls (created when first read; aborted already after a cancel). */
-  private signal(): AbortSignal {
+  /** The signal of the step's calls (created when first read, by a call's {@link CallContext}; aborted already after a cancel). */
+  signal(): AbortSignal {
     let controller = this.controller;
     if (controller === undefined) {
       controller = this.controller = new AbortController();
@@ -316,6 +306,40 @@ export class ToolRuns {
     for (const resolve of waiters) resolve();
   }
 }
+
+/**
+ * The {@link ToolContext} of one call: plain data, and a `signal` made when first read (an
+ * AbortController cost ~10 µs on Node 20, and most tools never look). `signal` is an own, enumerable
+ * getter (one shared function: the object keeps a fast, shared shape), so a spread copy of the
+ * context has it too. An object literal with a getter of its own would be a dictionary (~0.5 KB).
+ */
+class CallContext implements ToolContext {
+  declare readonly signal: AbortSignal;
+  readonly #runs: ToolRuns;
+
+  constructor(
+    runs: ToolRuns,
+    readonly toolCall: ToolCall,
+    readonly stepId: string,
+    readonly index: number,
+    readonly context: unknown,
+  ) {
+    this.#runs = runs;
+    Object.defineProperty(this, 'signal', SIGNAL_PROPERTY);
+  }
+
+  static signalOf(context: CallContext): AbortSignal {
+    return context.#runs.signal();
+  }
+}
+
+const SIGNAL_PROPERTY: PropertyDescriptor = {
+  get(this: CallContext): AbortSignal {
+    return CallContext.signalOf(this);
+  },
+  enumerable: true,
+  configurable: true,
+};
 
 const CHECK: GateEntry = Object.freeze({ type: 'check' });
 
