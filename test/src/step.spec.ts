@@ -12,11 +12,13 @@ import {
   type Message,
   type StreamedMessagePart,
   type ToolCall,
+  type ToolContext,
   type ToolResult,
   type Toolset,
 } from '@kosong/core';
 import { MockChatProvider } from '@kosong/provider-echo';
 import { expect } from 'chai';
+import { getEventListeners } from 'node:events';
 import sinon from 'sinon';
 import {
   FakeToolset,
@@ -93,6 +95,79 @@ describe('step()', () => {
       for await (const r of result.toolResultsAsCompleted()) completion.push(r.toolCallId);
       expect(completion).to.deep.equal(['d', 'c', 'b', 'a']);
       expect((await result.toolResults()).map((r) => r.toolCallId)).to.deep.equal(ids);
+    });
+
+    it('gives results in completion order when calls settle in turn, then one out of turn', async () => {
+      // a settles at once; b, c, d when the test says: b, then d before c.
+      const gates = new Map(['b', 'c', 'd'].map((id) => [id, deferred()]));
+      const toolset: Toolset = {
+        tools: [],
+        handle: async (c) => {
+          await gates.get(c.id)?.promise;
+          return { toolCallId: c.id, returnValue: toolOk({ output: c.id }) };
+        },
+      };
+      const result = await step({ ...base, provider: new MockChatProvider(['a', 'b', 'c', 'd'].map((id) => call(id))), toolset });
+      const completion: string[] = [];
+      const reading = (async () => {
+        for await (const r of result.toolResultsAsCompleted()) completion.push(r.toolCallId);
+      })();
+      for (const id of ['b', 'd', 'c']) {
+        await sleep(1);
+        gates.get(id)!.resolve();
+      }
+      await reading;
+      expect(completion).to.deep.equal(['a', 'b', 'd', 'c']);
+      // read again from the start: the same order; and the results in call order
+      const again: string[] = [];
+      for await (const r of result.toolResultsAsCompleted()) again.push(r.toolCallId);
+      expect(again).to.deep.equal(['a', 'b', 'd', 'c']);
+      expect((await result.toolResults()).map((r) => r.returnValue.output)).to.deep.equal(['a', 'b', 'c', 'd']);
+    });
+
+    it("hands each call a ToolContext whose signal survives a spread copy (an own, enumerable property), one signal per step", async () => {
+      const seen: { keys: string[]; copy: ToolContext; context: ToolContext }[] = [];
+      const toolset: Toolset = {
+        tools: [],
+        handle: (c, context) => {
+          seen.push({ keys: Object.keys(context).sort(), copy: { ...context }, context });
+          return { toolCallId: c.id, returnValue: toolOk({ output: 'ok' }) };
+        },
+      };
+      const result = await step({ ...base, provider: new MockChatProvider([call('a'), call('b')]), toolset, context: { user: 'u1' }, stepId: 'step-7' });
+      await result.toolResults();
+      expect(seen.map((s) => s.keys)).to.deep.equal([
+        ['context', 'index', 'signal', 'stepId', 'toolCall'],
+        ['context', 'index', 'signal', 'stepId', 'toolCall'],
+      ]);
+      const [first, second] = seen as [(typeof seen)[0], (typeof seen)[0]];
+      expect(first.copy.signal).to.be.instanceOf(AbortSignal).and.equal(first.context.signal).and.equal(second.context.signal);
+      expect(first.copy).to.include({ stepId: 'step-7', index: 0, toolCall: first.context.toolCall });
+      expect(second.copy).to.include({ stepId: 'step-7', index: 1 });
+      expect(first.copy.context).to.deep.equal({ user: 'u1' });
+      expect(first.copy.signal.aborted).to.equal(false);
+    });
+
+    it("removes its listener from the caller's signal when it ends: after success, after a failure", async () => {
+      const controller = new AbortController();
+      let listenersWhileStreaming = -1;
+      const toolset: Toolset = {
+        tools: [],
+        handle: (c) => {
+          listenersWhileStreaming = getEventListeners(controller.signal, 'abort').length;
+          return { toolCallId: c.id, returnValue: toolOk({ output: 'ok' }) };
+        },
+      };
+      const result = await step({ ...base, provider: new MockChatProvider([call('a'), textPart('done')]), toolset, signal: controller.signal });
+      await result.toolResults();
+      expect(listenersWhileStreaming).to.be.greaterThan(0);
+      expect(getEventListeners(controller.signal, 'abort')).to.have.length(0);
+
+      const error = new APIConnectionError('connection reset');
+      const failing = new MockChatProvider([call('a'), textPart('more')], { errorAfter: { parts: 1, error } });
+      expect(await step({ ...base, provider: failing, toolset, signal: controller.signal }).catch((e: unknown) => e)).to.equal(error);
+      expect(getEventListeners(controller.signal, 'abort')).to.have.length(0);
+      expect(controller.signal.aborted).to.equal(false);
     });
 
     it('keeps both results of calls with duplicate ids, aligned by index', async () => {

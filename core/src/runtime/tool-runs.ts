@@ -53,12 +53,8 @@ export class ToolRuns {
   private completionOrder: ToolResult[] | undefined;
   private controller: AbortController | undefined;
   private pending = 0;
-  /** Resolved on the next settlement or cancellation. */
-  private waiters: (() => void)[] | undefined;
-  /** Resolved when no call is running. */
-  private idleWaiters: (() => void)[] | undefined;
-  /** Resolved when no call is running or the running ones were cancelled (with the cancellation). */
-  private settledWaiters: ((cancellation: { readonly reason: unknown } | undefined) => void)[] | undefined;
+  /** Who waits for what (see {@link Waiter}); made when someone first waits. */
+  private waiters: Waiter[] | undefined;
   /** Set by {@link ToolRuns.cancel}: the reason, and whether calls were running then. */
   private aborted: { readonly reason: unknown; readonly whileRunning: boolean } | undefined;
 
@@ -126,7 +122,7 @@ export class ToolRuns {
   }
 
   /** The reason given to {@link ToolRuns.cancel} while calls were running, if that happened. */
-  get cancellation(): { readonly reason: unknown } | undefined {
+  get cancellation(): Cancellation | undefined {
     const aborted = this.aborted;
     return aborted?.whileRunning === true ? aborted : undefined;
   }
@@ -150,16 +146,16 @@ export class ToolRuns {
   /** Resolves on the next settlement or cancellation (or at once if nothing is running). */
   changed(): Promise<void> {
     if (this.pending === 0 || this.cancellation) return Promise.resolve();
-    return new Promise((resolve) => (this.waiters ??= []).push(resolve));
+    return this.wait('change') as Promise<unknown> as Promise<void>;
   }
 
   /**
    * Resolves when no call is running, or the calls were cancelled while running: with the
    * cancellation then (see {@link ToolRuns.cancellation}), else `undefined`.
    */
-  settledOrCancelled(): Promise<{ readonly reason: unknown } | undefined> {
+  settledOrCancelled(): Promise<Cancellation | undefined> {
     if (this.pending === 0 || this.cancellation) return Promise.resolve(this.cancellation);
-    return new Promise((resolve) => (this.settledWaiters ??= []).push(resolve));
+    return this.wait('settled');
   }
 
   /** Aborts every running call through its signal. The first reason wins. */
@@ -168,7 +164,6 @@ export class ToolRuns {
     this.aborted = { reason, whileRunning: this.pending > 0 };
     this.controller?.abort(reason);
     this.wake();
-    if (this.aborted.whileRunning) this.flushSettledWaiters();
   }
 
   /**
@@ -215,7 +210,7 @@ export class ToolRuns {
   /** Resolves when no call is running. */
   private idle(): Promise<void> {
     if (this.pending === 0) return Promise.resolve();
-    return new Promise((resolve) => (this.idleWaiters ??= []).push(resolve));
+    return this.wait('idle') as Promise<unknown> as Promise<void>;
   }
 
   /** Runs a call: its result, whatever `handle` did (returned, resolved, threw, rejected), settles it. */
@@ -283,28 +278,38 @@ export class ToolRuns {
       }
     }
     this.wake();
-    if (this.pending > 0) return;
-    this.flushSettledWaiters();
-    const waiters = this.idleWaiters;
-    if (waiters === undefined) return;
-    this.idleWaiters = undefined;
-    for (const resolve of waiters) resolve();
   }
 
-  private flushSettledWaiters(): void {
-    const waiters = this.settledWaiters;
-    if (waiters === undefined) return;
-    this.settledWaiters = undefined;
-    const cancellation = this.cancellation;
-    for (const resolve of waiters) resolve(cancellation);
+  private wait(until: Waiter['until']): Promise<Cancellation | undefined> {
+    return new Promise((resolve) => (this.waiters ??= []).push({ until, resolve }));
   }
 
+  /** Something changed (a call settled, or the calls were cancelled): resolves whoever waited for it. */
   private wake(): void {
     const waiters = this.waiters;
     if (waiters === undefined) return;
-    this.waiters = undefined;
-    for (const resolve of waiters) resolve();
+    const idle = this.pending === 0;
+    const cancellation = this.cancellation;
+    let still: Waiter[] | undefined;
+    for (const waiter of waiters) {
+      const ready = waiter.until === 'change' || idle || (waiter.until === 'settled' && cancellation !== undefined);
+      if (ready) waiter.resolve(cancellation);
+      else (still ??= []).push(waiter);
+    }
+    this.waiters = still;
   }
+}
+
+/** The reason given to {@link ToolRuns.cancel} while calls were running. */
+type Cancellation = { readonly reason: unknown };
+
+/**
+ * One wait: for the next settlement or cancellation (`change`), for no call running or the calls
+ * cancelled (`settled`, resolved with the cancellation), or for no call running (`idle`).
+ */
+interface Waiter {
+  readonly until: 'change' | 'settled' | 'idle';
+  readonly resolve: (cancellation: Cancellation | undefined) => void;
 }
 
 /**
