@@ -3,7 +3,7 @@
  * built only when a hook listens, and the same whatever the step's shape (long text runs, calls
  * whose results are known at once).
  */
-import { step, textPart, thinkPart, toolCall, toolCallPart, type HookErrorReport, type Message, type StepHooks, type StreamedMessagePart } from '@kosong/core';
+import { step, textPart, thinkPart, toolCall, toolCallPart, type HookErrorReport, type Message, type StepHooks, type StreamedMessagePart, type ToolCall } from '@kosong/core';
 import { MockChatProvider } from '@kosong/provider-echo';
 import { expect } from 'chai';
 import sinon from 'sinon';
@@ -81,6 +81,33 @@ describe('step() events', () => {
     expect(freeze.args.filter(([value]) => isEvent(value))).to.deep.equal([]);
     // A per-part event (not frozen itself) freezes its part: no part was frozen, so none was built.
     for (const part of parts) expect(Object.isFrozen(part)).to.equal(false);
+  });
+
+  it('hand onToolCall and onToolResult a frozen call: no hook can change the arguments the tool runs with, or the message\'s call', async () => {
+    const reports: HookErrorReport[] = [];
+    const forge = (call: ToolCall): void => {
+      (call.function as { arguments: string | null }).arguments = '{"evil":1}';
+    };
+    const vandal: StepHooks = { onToolCall: (event) => forge(event.toolCall), onToolResult: (event) => forge(event.toolCall) };
+    const toolset = new FakeToolset(() => ({ kind: 'sync' }));
+    // One call streamed whole, one merged from fragments (a new object the step builds).
+    const parts = [toolCall('c1', 'fake', '{"a":1}'), toolCall('c2', 'fake', null), toolCallPart('{"b":'), toolCallPart('2}')];
+    const result = await step({
+      ...base,
+      provider: new MockChatProvider(parts),
+      toolset,
+      hooks: [{ name: 'vandal', hooks: vandal }],
+      onHookError: (report) => void reports.push(report),
+    });
+    await result.toolResults();
+    expect(toolset.records.map((r) => r.call.function.arguments)).to.deep.equal(['{"a":1}', '{"b":2}']);
+    expect(result.toolCalls.map((c) => c.function.arguments)).to.deep.equal(['{"a":1}', '{"b":2}']);
+    expect(reports.map((r) => [r.hook, r.kind, r.error instanceof TypeError]).sort()).to.deep.equal([
+      ['onToolCall', 'threw', true],
+      ['onToolCall', 'threw', true],
+      ['onToolResult', 'threw', true],
+      ['onToolResult', 'threw', true],
+    ]);
   });
 
   it('the per-part event is read-only: no hook can change a field or the part (nested data included) for the next hook or the step', async () => {

@@ -123,6 +123,8 @@ export class HookBus {
     const slots = this.slots.onToolCall;
     if (this.closed || slots.length === 0) return;
     const { stepId, tenant, provider, model, context } = this.context;
+    // The call frozen (its arguments too) before any hook sees it: the toolset runs this very object next.
+    freezePart(toolCall);
     const event: ToolCallEvent = Object.freeze({ stepId, tenant, provider, model, context, toolCall, toolCallId: toolCall.id, index, executed });
     this.detached(slots, event);
   }
@@ -132,6 +134,7 @@ export class HookBus {
     const slots = this.slots.onToolResult;
     if (this.closed || slots.length === 0) return;
     const { stepId, tenant, provider, model, context } = this.context;
+    freezePart(toolCall); // the message's own call
     const event: ToolResultEvent = Object.freeze({ stepId, tenant, provider, model, context, toolCall, toolCallId: toolCall.id, index, result, durationMs });
     this.detached(slots, event);
   }

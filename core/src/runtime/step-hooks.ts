@@ -60,7 +60,10 @@ export interface PartEvent extends StepEventContext {
   readonly part: StreamedMessagePart;
 }
 
-/** A complete tool call was handed to the toolset (or withheld: then `executed` is `false`). */
+/**
+ * A complete tool call was handed to the toolset (or withheld: then `executed` is `false`). The call
+ * is frozen (its `function` and `extras` too): it is the very object the toolset runs next.
+ */
 export interface ToolCallEvent extends StepEventContext {
   readonly toolCall: ToolCall;
   readonly toolCallId: string;
