@@ -21,15 +21,19 @@
  * @module
  */
 import { build } from 'esbuild';
-import { readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, realpathSync, rmSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CLI_DIR = fileURLToPath(new URL('..', import.meta.url));
 const PROVIDERS_DIR = fileURLToPath(new URL('../../providers/', import.meta.url));
 const OUT_DIR = `${CLI_DIR}dist`;
 
 /** Loaded from `node_modules` at run time, never bundled. */
 const EXTERNAL = ['openai', '@anthropic-ai/sdk', '@google/genai', 'bullmq', 'ioredis', '@modelcontextprotocol/sdk'];
+/** Loaded from `node_modules` at run time too: what the core and the tools load on first use (`createRequire`), left unbundled. */
+const LOADED_LAZILY = ['zod', 'ajv'];
 
 /** `createRequire(import.meta.url)('inversify')` or `('reflect-metadata')`: loads of the kernel's, bundled. */
 const KERNEL_REQUIRE = /\bcreateRequire\(import\.meta\.url\)\(('inversify'|'reflect-metadata')\)/g;
@@ -61,7 +65,9 @@ const providers = readdirSync(PROVIDERS_DIR, { withFileTypes: true })
 const version = JSON.parse(readFileSync(`${CLI_DIR}package.json`, 'utf8')).version;
 
 rmSync(OUT_DIR, { recursive: true, force: true });
-await build({
+const { metafile } = await build({
+  absWorkingDir: REPO_ROOT,
+  metafile: true,
   entryPoints: [{ in: `${CLI_DIR}lib/main.js`, out: 'kosong' }, ...providers],
   outdir: OUT_DIR,
   chunkNames: 'chunks/[name]-[hash]',
@@ -81,3 +87,46 @@ await build({
   plugins: [bundleKernelRequires],
   logLevel: 'warning',
 });
+
+checkUnbundledPackages(metafile);
+
+/**
+ * The bundle loads the packages it leaves out from `node_modules` as seen from `dist/`, not from the
+ * bundled package that depends on them: each must be the version that package would load (e.g. not
+ * an ajv 6 hoisted for another tool where the core needs ajv 8). Otherwise the build fails, naming
+ * the package to add to the CLI's own dependencies.
+ */
+function checkUnbundledPackages(metafile) {
+  const bundled = new Set(Object.keys(metafile.inputs).filter((input) => !input.includes('node_modules/')).map((input) => packageRoot(resolve(REPO_ROOT, input))));
+  const wrong = [];
+  for (const root of bundled) {
+    const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+    for (const name of [...EXTERNAL, ...LOADED_LAZILY].filter((name) => manifest.dependencies?.[name] !== undefined)) {
+      const used = installedPackage(root, name);
+      const loaded = installedPackage(OUT_DIR, name);
+      if (used?.version !== loaded?.version) wrong.push(`${name}: ${manifest.name} uses ${describe(used)}, the bundle would load ${describe(loaded)}`);
+    }
+  }
+  if (wrong.length > 0) throw new Error(`the bundle would load other copies of packages than the code it bundles (add them to cli/package.json's dependencies):\n${wrong.join('\n')}`);
+}
+
+/** The directory of the package the file `path` belongs to. */
+function packageRoot(path) {
+  for (let dir = dirname(path); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'package.json'))) return dir;
+    if (dirname(dir) === dir) throw new Error(`${path} is in no package`);
+  }
+}
+
+/** The package `name` as Node finds it from the directory `from` (walking up through `node_modules`): its version and where it is. */
+function installedPackage(from, name) {
+  for (let dir = from; ; dir = dirname(dir)) {
+    const manifest = join(dir, 'node_modules', name, 'package.json');
+    if (existsSync(manifest)) return { version: JSON.parse(readFileSync(manifest, 'utf8')).version, dir: realpathSync(dirname(manifest)) };
+    if (dirname(dir) === dir) return undefined;
+  }
+}
+
+function describe(installed) {
+  return installed === undefined ? 'none' : `${installed.version} (${installed.dir})`;
+}
