@@ -100,7 +100,15 @@ export class StepResult<TOutput = unknown> {
     return this.#run.cancel(reason);
   }
 
-  private async collect(): Promise<readonly ToolResult[]> {
+  private collect(): Promise<readonly ToolResult[]> {
+    const run = this.#run;
+    const { runs } = run;
+    // Most steps: every call settled and none was cancelled (no async frame for them).
+    if (runs.running === 0 && runs.cancellation === undefined) return run.finish(undefined).then(() => Object.freeze(runs.settledResults()));
+    return this.collectWhenSettled();
+  }
+
+  private async collectWhenSettled(): Promise<readonly ToolResult[]> {
     const cancellation = await this.#run.settled();
     await this.#run.finish(cancellation?.reason);
     if (cancellation) throw cancellation.reason;

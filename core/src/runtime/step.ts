@@ -155,6 +155,8 @@ export function step<TContext = unknown, S extends OutputOption | undefined = un
 
 const RESOLVED: Promise<void> = Promise.resolve();
 
+const NO_CALLS: readonly ToolCall[] = Object.freeze([]);
+
 const UNCLEAN_FINISH: ReadonlySet<FinishReason | undefined> = new Set<FinishReason | undefined>(['length', 'content_filter']);
 
 /**
@@ -229,18 +231,21 @@ class StepExecution implements StepRun, StreamMessageInput, StreamObserver, Stre
   run(output: ResolvedOutput | undefined, outputError?: unknown): Promise<StepResult> {
     this.resolvedOutput = output;
     let started: Promise<void> | undefined;
-    try {
-      const { options } = this;
-      started = this.bus.stepStart({
-        systemPrompt: options.systemPrompt,
-        tools: options.toolset.tools,
-        history: options.history,
-        providerGeneration: options.provider.generation,
-        stepGeneration: options.generation,
-        output: output?.format,
-      });
-    } catch (error) {
-      return this.failed(error);
+    // The start event's request is built only when a hook listens for it.
+    if (this.bus.listens('onStepStart')) {
+      try {
+        const { options } = this;
+        started = this.bus.stepStart({
+          systemPrompt: options.systemPrompt,
+          tools: options.toolset.tools,
+          history: options.history,
+          providerGeneration: options.provider.generation,
+          stepGeneration: options.generation,
+          output: output?.format,
+        });
+      } catch (error) {
+        return this.failed(error);
+      }
     }
     // A schema that could not be used fails the step right after its start event.
     if (started === undefined) return outputError === undefined ? this.generate() : this.failed(outputError);
@@ -405,7 +410,7 @@ class StepExecution implements StepRun, StreamMessageInput, StreamObserver, Stre
 
   private reclaimAndCleanUp(reason: unknown): Promise<void> {
     // Most steps end with nothing running and nobody listening: then this is done at once.
-    if (this.runs.running === 0) return this.cleanUp([]) ?? RESOLVED;
+    if (this.runs.running === 0) return this.cleanUp(NO_CALLS) ?? RESOLVED;
     return this.runs.reclaim(reason, this.options.cleanupTimeoutMs ?? DEFAULT_CLEANUP_TIMEOUT_MS).then((leaked) => this.cleanUp(leaked));
   }
 
