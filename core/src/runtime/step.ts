@@ -1,4 +1,3 @@
-import { randomUUID } from '../random-uuid.js';
 import type { Message } from '../message/message.js';
 import type { StreamedMessagePart, ToolCall } from '../message/parts.js';
 import type { ChatProvider, FinishReason } from '../provider/chat-provider.js';
@@ -19,6 +18,7 @@ import { DEFAULT_CLEANUP_TIMEOUT_MS, DEFAULT_HOOK_TIMEOUT_MS, DEFAULT_MAX_HOOK_F
 import { HookBus, type HookBusEntry } from './hook-bus.js';
 import { HookGuard, writeHookErrorToStderr, type HookErrorHandler } from './hook-guard.js';
 import type { NamedStepHooks, StepEventContext } from './step-hooks.js';
+import { newStepId } from './step-id.js';
 import { StepResult, type StepRun } from './step-result.js';
 import { streamMessage, streamMessageThen, type GenerateResult, type StreamEnd, type StreamMessageInput, type StreamObserver } from './stream-message.js';
 import { ToolRuns, type ToolRunListener } from './tool-runs.js';
@@ -466,15 +466,6 @@ const ASK: GateEntry = Object.freeze({ type: 'ask' });
 async function withOutput(output: ResolvedOutput, generated: GenerateResult): Promise<GenerateResult> {
   if ((generated.message.toolCalls?.length ?? 0) > 0) return generated;
   return { ...generated, output: await parseOutput(output, generated) };
-}
-
-/**
- * A fresh step id: a random UUID as one flat string. `randomUUID()` builds its text by concatenation,
- * a rope of 16 pieces (~0.5 KB of heap for 36 characters, kept as long as the step is in flight);
- * `toLowerCase()` (a no-op on its lowercase hex) returns it as one flat string.
- */
-function newStepId(): string {
-  return randomUUID().toLowerCase();
 }
 
 /** The guard of a step's callbacks and hooks. */
