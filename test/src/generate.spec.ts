@@ -80,6 +80,18 @@ describe('generate()', () => {
     ]);
   });
 
+  it('hands onToolCall a frozen call: the callback cannot change the message\'s call', async () => {
+    const reports: HookErrorReport[] = [];
+    const result = await run([toolCall('a', 'get_weather', null), toolCallPart('{"city":'), toolCallPart('"Paris"}')], {
+      onToolCall: (call) => {
+        (call.function as { arguments: string | null }).arguments = '{"city":"Atlantis"}';
+      },
+      onHookError: (report) => void reports.push(report),
+    });
+    expect(result.message.toolCalls![0]!.function.arguments).to.equal('{"city":"Paris"}');
+    expect(reports.map((r) => [r.hook, r.kind, r.error instanceof TypeError])).to.deep.equal([['onToolCall', 'threw', true]]);
+  });
+
   it('drops an orphan tool-call part', async () => {
     const result = await run([textPart('x'), toolCallPart('{"lost":'), toolCallPart('1}'), textPart('y')]);
     expect(result.message).to.deep.equal({ role: 'assistant', content: [textPart('x'), textPart('y')] });

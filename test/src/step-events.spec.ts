@@ -110,6 +110,67 @@ describe('step() events', () => {
     ]);
   });
 
+  it('hand onToolResult a frozen result and onStepEnd a frozen message and usage: no hook can change what toolResults() and result.message return', async () => {
+    const reports: HookErrorReport[] = [];
+    const attempts: string[] = [];
+    /** Tries a write; a write that succeeds is recorded (and fails the test below). */
+    const tryWrite = (what: string, write: () => void): void => {
+      try {
+        write();
+        attempts.push(what);
+      } catch (error) {
+        if (!(error instanceof TypeError)) throw error;
+      }
+    };
+    const vandal: StepHooks = {
+      onToolResult: (event) => {
+        const result = event.result as unknown as { toolCallId: string; returnValue: Record<string, unknown> };
+        tryWrite('result.toolCallId', () => (result.toolCallId = 'forged'));
+        tryWrite('returnValue.isError', () => (result.returnValue['isError'] = true));
+        const output = result.returnValue['output'] as { text: string }[];
+        tryWrite('output.push', () => void output.push({ text: 'forged' }));
+        tryWrite('output[0].text', () => (output[0]!.text = 'forged'));
+        tryWrite('display.push', () => void (result.returnValue['display'] as unknown[]).push({ type: 'brief', text: 'forged' }));
+        tryWrite('extras (nested)', () => ((result.returnValue['extras'] as { meta: { n: number[] } }).meta.n[0] = 9));
+      },
+      onStepEnd: (event) => {
+        const message = event.message as unknown as { content: { text: string }[]; toolCalls: unknown[] };
+        tryWrite('message.content.push', () => void message.content.push({ text: 'forged' }));
+        tryWrite('message.content[0].text', () => (message.content[0]!.text = 'forged'));
+        tryWrite('message.toolCalls.pop', () => void message.toolCalls.pop());
+        tryWrite('usage.output', () => ((event.usage as { output: number }).output = 1e9));
+      },
+    };
+    const toolset = {
+      tools: [{ name: 'fake', description: 'A fake tool.', parameters: { type: 'object' } }],
+      handle: (call: ToolCall) => ({
+        toolCallId: call.id,
+        returnValue: { isError: false, output: [textPart('out')], message: '', display: [{ type: 'brief' as const, text: 'ran' }], extras: { meta: { n: [1] } } },
+      }),
+    };
+    const usage = { inputOther: 1, output: 2, inputCacheRead: 0, inputCacheCreation: 0 };
+    const provider = new MockChatProvider([textPart('hello'), toolCall('c1', 'fake', '{}')], { usage });
+    const result = await step({ ...base, provider, toolset, hooks: [{ name: 'vandal', hooks: vandal }], onHookError: (report) => void reports.push(report) });
+    const results = await result.toolResults();
+    await new Promise((resolve) => setImmediate(resolve)); // onToolResult is not awaited
+    expect(attempts, 'writes that succeeded').to.deep.equal([]);
+    expect(reports).to.deep.equal([]);
+    expect(results).to.deep.equal([
+      { toolCallId: 'c1', returnValue: { isError: false, output: [textPart('out')], message: '', display: [{ type: 'brief', text: 'ran' }], extras: { meta: { n: [1] } } } },
+    ]);
+    expect(result.message.content).to.deep.equal([textPart('hello')]);
+    expect(result.message.toolCalls).to.have.length(1);
+    expect(result.usage?.output).to.equal(2);
+  });
+
+  it('freeze nothing without a hook: a step without hooks returns its message and results as plain objects', async () => {
+    const toolset = new FakeToolset(() => ({ kind: 'sync' }));
+    const result = await step({ ...base, provider: new MockChatProvider([textPart('hello'), toolCall('c1', 'fake', '{}')]), toolset });
+    const [first] = await result.toolResults();
+    expect(Object.isFrozen(result.message)).to.equal(false);
+    expect(Object.isFrozen(first)).to.equal(false);
+  });
+
   it('the per-part event is read-only: no hook can change a field or the part (nested data included) for the next hook or the step', async () => {
     const reports: HookErrorReport[] = [];
     const seen: unknown[] = [];

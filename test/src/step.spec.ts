@@ -365,11 +365,12 @@ describe('step()', () => {
     it('an abort during streaming aborts running tools and rejects with the reason after they settled', async () => {
       const controller = new AbortController();
       const toolset = new FakeToolset(() => ({ kind: 'settleAfterAbort', ms: 15 }));
-      const parts = [call('a'), ...Array.from({ length: 50 }, () => textPart('.'))];
+      // A long stream (500 parts 2 ms apart), aborted once the tool runs: not at a fixed time, which a loaded machine may reach before the call is complete.
+      const parts = [call('a'), ...Array.from({ length: 500 }, () => textPart('.'))];
       const reason = new Error('user pressed stop');
       const { entry, events } = recordingHooks();
       const pending = step({ ...base, provider: new MockChatProvider(parts, { delayMs: 2 }), toolset, signal: controller.signal, hooks: [entry] });
-      await sleep(15);
+      while (toolset.running === 0) await sleep(1);
       controller.abort(reason);
       const caught = await pending.catch((e: unknown) => e);
       expect(caught).to.equal(reason);

@@ -25,7 +25,8 @@ export function freezePart(part: StreamedMessagePart): StreamedMessagePart {
   return Object.freeze(part);
 }
 
-function freezeJson(value: JsonValue): void {
+/** Freezes a JSON value and everything inside it (stops at what is frozen already). */
+export function freezeJson(value: JsonValue): void {
   if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return;
   Object.freeze(value);
   for (const inner of Object.values(value)) freezeJson(inner as JsonValue);

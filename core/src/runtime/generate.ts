@@ -88,7 +88,8 @@ export async function generate<S extends OutputOption | undefined = undefined>(o
       onToolCall:
         callSlot &&
         ((call) => {
-          const delivered = guard.invoke(callSlot, call);
+          // Frozen (its arguments too) before the callback sees it: it is the message's own call.
+          const delivered = guard.invoke(callSlot, freezePart(call) as ToolCall);
           if (delivered) toolCallsDelivered.push(delivered);
         }),
     },

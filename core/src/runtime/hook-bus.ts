@@ -1,4 +1,5 @@
 import { freezePart } from '../message/freeze.js';
+import { freezeMessage, freezeToolResult } from './freeze-payload.js';
 import type { Message } from '../message/message.js';
 import type { StreamedMessagePart, ToolCall } from '../message/parts.js';
 import type { FinishReason } from '../provider/chat-provider.js';
@@ -135,6 +136,7 @@ export class HookBus {
     if (this.closed || slots.length === 0) return;
     const { stepId, tenant, provider, model, context } = this.context;
     freezePart(toolCall); // the message's own call
+    freezeToolResult(result); // what toolResults() returns
     const event: ToolResultEvent = Object.freeze({ stepId, tenant, provider, model, context, toolCall, toolCallId: toolCall.id, index, result, durationMs });
     this.detached(slots, event);
   }
@@ -174,6 +176,9 @@ export class HookBus {
     if (slots.length === 0) return undefined;
     const { stepId, tenant, provider, model, context } = this.context;
     const { message, messageId, usage, finishReason, error, aborted } = ending;
+    // What the step returns (its message and usage) frozen before any hook sees it.
+    if (message !== undefined) freezeMessage(message);
+    if (usage !== undefined) Object.freeze(usage);
     const event: StepEndEvent = Object.freeze({
       stepId,
       tenant,

@@ -18,7 +18,7 @@ import { DEFAULT_CLEANUP_TIMEOUT_MS, DEFAULT_HOOK_TIMEOUT_MS, DEFAULT_MAX_HOOK_F
 import { HookBus, type HookBusEntry } from './hook-bus.js';
 import { HookGuard, writeHookErrorToStderr, type HookErrorHandler } from './hook-guard.js';
 import type { NamedStepHooks, StepEventContext } from './step-hooks.js';
-import { newStepId } from './step-id.js';
+import { randomUUID } from '../random-uuid.js';
 import { StepResult, type StepRun } from './step-result.js';
 import { streamMessage, streamMessageThen, type GenerateResult, type StreamEnd, type StreamMessageInput, type StreamObserver } from './stream-message.js';
 import { ToolRuns, type ToolRunListener } from './tool-runs.js';
@@ -186,7 +186,7 @@ class StepExecution implements StepRun, StreamMessageInput, StreamObserver, Stre
   readonly onPart: ((part: StreamedMessagePart) => Promise<void> | undefined) | undefined;
 
   constructor(private readonly options: StepOptions) {
-    this.stepId = options.stepId ?? newStepId();
+    this.stepId = options.stepId ?? randomUUID();
     const entries = busEntries(options);
     const needsGate = ApprovalGate.needed(options.toolset, options.resume !== undefined);
     // A step without hooks has no guard, unless an approval handler's failures need reporting.
