@@ -13,9 +13,8 @@ import type { ToolResult } from '../tooling/tool-result.js';
  * @module
  */
 
-/** Freezes a message, its content parts and its tool calls. Returns the same object. */
+/** Freezes a message, its content parts and its tool calls (each level, whatever is frozen already). Returns the same object. */
 export function freezeMessage(message: Message): Message {
-  if (Object.isFrozen(message)) return message;
   for (const part of message.content) freezePart(part);
   Object.freeze(message.content);
   if (message.toolCalls) {
@@ -27,7 +26,6 @@ export function freezeMessage(message: Message): Message {
 
 /** Freezes a tool result and its return value (output parts, display blocks, extras). Returns the same object. */
 export function freezeToolResult(result: ToolResult): ToolResult {
-  if (Object.isFrozen(result)) return result;
   const value = result.returnValue;
   if (typeof value.output !== 'string') {
     for (const part of value.output) freezePart(part);
