@@ -37,12 +37,14 @@ export * from './tooling/toolset.js';
 export * from './tooling/arguments.js';
 export * from './tooling/approval.js';
 export * from './tooling/require-approval.js';
+export * from './tooling/replay-policy.js';
 
 export { structuredOutput, type InferOutput, type OutputOption, type OutputSchema, type OutputSpec, type StandardSchema, type StandardSchemaIssue, type StandardSchemaResult } from './output/output-schema.js';
 export { InvalidOutputSchemaError, StructuredOutputError, type StructuredOutputErrorDetails, type StructuredOutputFailure } from './output/output-errors.js';
 export type { SchemaIssue } from './schema/schema-issues.js';
 export { generate, type GenerateOptions, type GenerateResult } from './runtime/generate.js';
 export { step, type StepOptions, type StepResumption, type ToolDispatchMode } from './runtime/step.js';
+export type { StepLedger } from './runtime/step-ledger.js';
 export { StepResult } from './runtime/step-result.js';
 export { abortableDelay } from './runtime/abort.js';
 export * from './runtime/step-hooks.js';
@@ -60,14 +62,28 @@ export {
   type AgentResumeOptions,
   type AgentRunOptions,
   type AgentStopReason,
+  type AgentTurn,
   type AgentTurnResult,
   type StepFunction,
 } from './agent/agent.js';
 export type { AgentContext, ContextRestoreReport } from './agent/context.js';
 export { pendingApprovals, type PendingApproval, type PendingStep } from './agent/pending-step.js';
-export { PENDING_STEP_ROLE, STEP_RESUMED_ROLE, pendingStepFromJSON, pendingStepToJSON } from './agent/pending-step-json.js';
-export { ApprovalPendingError, NoPendingApprovalError } from './agent/approval-errors.js';
-export { LinearContext, type RestoreReport } from './agent/linear-context.js';
+export { PENDING_STEP_ROLE, STEP_RESUMED_ROLE, pendingStepFromJSON, pendingStepToJSON, toolResultFromJSON, toolResultToJSON } from './agent/pending-step-json.js';
+export { ApprovalPendingError, NoPendingApprovalError, ResumeConflictError } from './agent/approval-errors.js';
+export { LinearContext, type LinearContextOptions, type RestoreReport } from './agent/linear-context.js';
+export {
+  MemoryCallLedger,
+  OpenStepState,
+  stepLedgerOf,
+  type CallLedger,
+  type CallOutcomeRecord,
+  type CallRecord,
+  type CallStartRecord,
+  type LedgerCall,
+  type OpenStep,
+} from './agent/call-ledger.js';
+export { CALL_SETTLED_ROLE, CALL_STARTED_ROLE, callRecordFromJSON, callRecordToJSON, isCallRecordJSON } from './agent/ledger-json.js';
+export { SessionLock, type SessionLockOptions } from './agent/session-lock.js';
 export * from './agent/context-errors.js';
 export { defaultRetryPolicy, isRetryableError, retryDelayMs, type RetryPolicy } from './agent/retry.js';
 export { toolResultToMessage } from './agent/tool-message.js';

@@ -16,7 +16,9 @@ import type { StepResult } from '../runtime/step-result.js';
 import type { NamedStepHooks } from '../runtime/step-hooks.js';
 import { isApprovalDecision, type ApprovalCallback, type ApprovalDecision } from '../tooling/approval.js';
 import type { ToolResult } from '../tooling/tool-result.js';
-import { ApprovalPendingError, NoPendingApprovalError } from './approval-errors.js';
+import type { StepLedger } from '../runtime/step-ledger.js';
+import { ApprovalPendingError, NoPendingApprovalError, ResumeConflictError } from './approval-errors.js';
+import { MemoryCallLedger, stepLedgerOf, type CallLedger, type OpenStep } from './call-ledger.js';
 import type { AgentContext } from './context.js';
 import { LinearContext } from './linear-context.js';
 import { pendingApprovals, type PendingApproval, type PendingStep } from './pending-step.js';
@@ -44,6 +46,11 @@ export type StepFunction = (options: {
   readonly context?: unknown;
   /** The turn's structured output: pass it on to `step({ output })`. */
   readonly output?: OutputOption;
+  /**
+   * Where the step records its calls (the context's call ledger): pass it on to `step({ ledger })`.
+   * A step function that drops it runs calls unrecorded, and a redone step could run them twice.
+   */
+  readonly ledger?: StepLedger;
 }) => Promise<StepResult>;
 
 /** What happens in an agent turn, as it happens. `step` counts from 1 within the turn. */
@@ -165,6 +172,19 @@ export interface AgentRunOptions<S extends OutputOption | undefined = OutputOpti
   readonly context?: unknown;
   /** Structured output of this turn, over the agent's own (see {@link AgentOptions.output}). */
   readonly output?: S;
+  /**
+   * The turn this run belongs to, for the call ledger's keys (each call's `idempotencyKey` is
+   * `[session/]turn/step/index`, the step counted in the turn): its `id` (default: a new random one)
+   * and how many of its steps ran before this run (default 0: a worker that takes a turn over from
+   * a lost one passes the steps done, so the keys go on where they were).
+   */
+  readonly turn?: AgentTurn;
+}
+
+/** A turn's identity in the call ledger (see {@link AgentRunOptions.turn}). */
+export interface AgentTurn {
+  readonly id?: string;
+  readonly stepsBefore?: number;
 }
 
 /** Options of {@link Agent.resume}: those of a turn, and the decisions about the waiting calls. */
@@ -212,10 +232,18 @@ export interface AgentTurnResult<TOutput = unknown> {
 export class Agent {
   readonly context: AgentContext;
   private readonly policy: RetryPolicy;
+  /** The ledger of a context that has none of its own (in memory: it protects retries in this process only). */
+  private readonly memoryLedger: MemoryCallLedger | undefined;
 
   constructor(private readonly options: AgentOptions) {
     this.context = options.context ?? new LinearContext();
     this.policy = { ...defaultRetryPolicy, ...options.retry };
+    this.memoryLedger = this.context.ledger === undefined ? new MemoryCallLedger() : undefined;
+  }
+
+  /** The call ledger steps record their calls in: the context's, or one in memory. */
+  private get ledger(): CallLedger {
+    return this.context.ledger ?? this.memoryLedger!;
   }
 
   /**
@@ -238,11 +266,20 @@ export class Agent {
     if (pending) throw new ApprovalPendingError(pendingApprovals(pending));
     const inputs: readonly Message[] =
       typeof input === 'string' ? [{ role: 'user', content: [{ type: 'text', text: input }] }] : isMessageList(input) ? input : [input];
-    return this.inTurnScope(runOptions, async () => {
-      await this.context.append(...inputs);
-      // The output's type is the schema's: the step parsed and validated it with that schema.
-      return (await this.steps(1, tokenUsage(), runOptions, undefined)) as AgentTurnResult<InferOutput<S>>;
-    });
+    const turn = turnOf(runOptions.turn);
+    return this.claimed(() =>
+      this.inTurnScope(runOptions, async () => {
+        const open = this.ledger.openStep;
+        if (open) {
+          // A step the ledger recorded and the history does not hold: it is completed first, from its records.
+          const turnResult = await this.steps(turn, 1, tokenUsage(), runOptions, { key: open.key, pending: undefined, decisions: {} }, inputs);
+          return turnResult as AgentTurnResult<InferOutput<S>>;
+        }
+        await this.context.append(...inputs);
+        // The output's type is the schema's: the step parsed and validated it with that schema.
+        return (await this.steps(turn, 1, tokenUsage(), runOptions, undefined, NO_MESSAGES)) as AgentTurnResult<InferOutput<S>>;
+      }),
+    );
   }
 
   /**
@@ -261,16 +298,52 @@ export class Agent {
     options.signal?.throwIfAborted();
     const pending = this.context.pendingStep;
     if (!pending) throw new NoPendingApprovalError();
-    const resumption = this.resumption(pending, options.decisions ?? {});
-    return this.inTurnScope(options, () => this.steps(pending.step, pending.turnUsage, options, { pending, resumption }));
+    const decisions = options.decisions ?? {};
+    checkDecisions(pending, decisions);
+    const turn = pending.turn ?? turnOf(options.turn);
+    const key = pending.key ?? this.stepKey(turn, pending.step);
+    return this.claimed(() => {
+      // Another resume may have completed the step while this one waited for the store's claim.
+      if (this.context.pendingStep?.stepId !== pending.stepId) throw new ResumeConflictError('The step was resumed by another resume meanwhile; nothing was run');
+      return this.inTurnScope(options, () => this.steps(turn, pending.step, pending.turnUsage, options, { key, pending, decisions }, NO_MESSAGES));
+    });
+  }
+
+  /**
+   * Runs `run` holding the context: one turn (run or resume) at a time, in this process (at once, before
+   * anything else happens) and, for a store shared between processes, through the context's `claim`.
+   *
+   * @throws ResumeConflictError when another turn holds it.
+   */
+  private claimed<T>(run: () => Promise<T>): Promise<T> {
+    const context = this.context;
+    if (HELD.has(context)) return Promise.reject(new ResumeConflictError());
+    HELD.add(context);
+    const go = async (): Promise<T> => {
+      const release = context.claim ? await context.claim() : undefined;
+      try {
+        return await run();
+      } finally {
+        await release?.();
+      }
+    };
+    return go().finally(() => HELD.delete(context));
+  }
+
+  /** The call ledger's key of step `stepNo` of a turn. */
+  private stepKey(turn: Required<AgentTurn>, stepNo: number): string {
+    const session = this.context.sessionKey;
+    return `${session === undefined ? '' : `${session}/`}${turn.id}/${turn.stepsBefore + stepNo}`;
   }
 
   /** Runs the steps of a turn from `firstStep`; the first one completes `resuming` when given. */
   private async steps(
+    turn: Required<AgentTurn>,
     firstStep: number,
     turnUsage: TokenUsage,
     runOptions: AgentRunOptions,
-    resuming: { readonly pending: PendingStep; readonly resumption: StepResumption } | undefined,
+    resuming: Resuming | undefined,
+    inputAfterFirst: readonly Message[],
   ): Promise<AgentTurnResult> {
     const emit = this.emitter(runOptions.onEvent);
     const maxSteps = this.options.maxSteps ?? 100;
@@ -278,9 +351,10 @@ export class Agent {
     let outputRetried = false;
     for (let stepNo = firstStep; ; stepNo++) {
       const resume = stepNo === firstStep ? resuming : undefined;
-      let stepped: { result: StepResult; toolResults: readonly ToolResult[] };
+      const key = resume?.key ?? this.stepKey(turn, stepNo);
+      let stepped: { result: StepResult; toolResults: readonly ToolResult[]; resumption: StepResumption | undefined };
       try {
-        stepped = await this.stepWithRetries(stepNo, runOptions, emit, resume?.resumption);
+        stepped = await this.stepWithRetries(stepNo, runOptions, emit, key, resume);
       } catch (error) {
         if (!StructuredOutputError.isInstance(error) || outputRetried || this.options.retryInvalidOutput !== true) throw error;
         outputRetried = true;
@@ -290,24 +364,28 @@ export class Agent {
         stepNo--; // the same step again, now that the model knows its mistake
         continue;
       }
-      const { result, toolResults } = stepped;
-      if (resume && result.message !== resume.pending.message) {
-        throw new Error('Agent.resume(): the step function did not complete the pending step (pass its `resume` option on to step())');
+      const { result, toolResults, resumption } = stepped;
+      if (resumption && result.message !== resumption.message) {
+        throw new Error('Agent: the step function did not complete the step it was given (pass its `resume` option on to step())');
       }
-      // A resumed step made no request: its usage is the pending step's.
-      const stepUsage = resume ? resume.pending.usage : result.usage;
+      // A completed step made no request: its usage is the pending step's (none for one redone from the ledger).
+      const stepUsage = resumption ? resume?.pending?.usage : result.usage;
       const before = usage;
       if (stepUsage) usage = addUsage(usage, stepUsage);
       if (toolResults.some((r) => r.deferred === true)) {
-        const pending: PendingStep = resume
+        const pending: PendingStep = resume?.pending
           ? { ...resume.pending, results: toolResults.map(settledOnly) }
-          : this.pendingStep(stepNo, result, toolResults, before);
+          : this.pendingStep(stepNo, result, toolResults, before, key, turn);
         await this.context.deferStep(pending);
+        // The input that was to follow a recovered step is not added: the caller sends it again once the step is resumed.
+        if (inputAfterFirst.length > 0) throw new ApprovalPendingError(pendingApprovals(pending));
         return { message: result.message, steps: stepNo, usage, stopReason: 'approval_required', pendingApprovals: pendingApprovals(pending) };
       }
       const messages = [result.message, ...toolResults.map(toolResultToMessage)];
-      if (resume) await this.context.completeStep(resume.pending.stepId, ...messages);
+      if (resume?.pending) await this.context.completeStep(resume.pending.stepId, ...messages);
       else await this.context.append(...messages);
+      this.memoryLedger?.close();
+      if (resume && inputAfterFirst.length > 0) await this.context.append(...inputAfterFirst);
       emit({ type: 'step_end', step: stepNo, message: result.message, toolResults, usage: stepUsage, finishReason: result.finishReason });
       if (result.toolCalls.length === 0) {
         const turn: AgentTurnResult = { message: result.message, steps: stepNo, usage, stopReason: 'no_tool_calls' };
@@ -318,7 +396,7 @@ export class Agent {
   }
 
   /** The pending step of a step that deferred calls (`turnUsage`: what the turn's earlier steps used). */
-  private pendingStep(stepNo: number, result: StepResult, toolResults: readonly ToolResult[], turnUsage: TokenUsage): PendingStep {
+  private pendingStep(stepNo: number, result: StepResult, toolResults: readonly ToolResult[], turnUsage: TokenUsage, key: string, turn: Required<AgentTurn>): PendingStep {
     const deferredAt = Date.now();
     const timeout = this.options.approvalTimeoutMs;
     return {
@@ -332,29 +410,42 @@ export class Agent {
       finishReason: result.finishReason,
       deferredAt,
       expiresAt: timeout === undefined ? undefined : deferredAt + timeout,
+      key,
+      turn: { id: turn.id, stepsBefore: turn.stepsBefore },
     };
   }
 
-  /** What `step()` needs to complete the pending step with these decisions. */
-  private resumption(pending: PendingStep, decisions: Readonly<Record<string, ApprovalDecision>>): StepResumption {
-    const waiting = pendingApprovals(pending);
-    for (const id of Object.keys(decisions)) {
-      if (!waiting.some((p) => p.toolCall.id === id)) {
-        throw new NoPendingApprovalError(`No call with id "${id}" waits for approval (waiting: ${waiting.map((p) => p.toolCall.id).join(', ')})`);
-      }
-      if (!isApprovalDecision(decisions[id])) throw new TypeError(`Agent.resume(): the decision for "${id}" is not an approval decision ({ type: 'approve' | 'deny' | 'defer' })`);
+  /**
+   * What `step()` needs to complete a step instead of generating one: the pending step (with these
+   * decisions) and what the ledger recorded of its calls, or the ledger's open step alone. Calls with
+   * an outcome keep it; started calls without one are interrupted (their replay policy decides);
+   * calls of an open step that never started run as in a new step.
+   */
+  private resumption(resuming: Resuming, open: OpenStep | undefined): StepResumption {
+    const { pending, decisions } = resuming;
+    const ledgerCalls = open?.key === resuming.key ? open.calls : undefined;
+    if (pending === undefined) {
+      if (open === undefined || ledgerCalls === undefined) throw new Error('Agent: the step to complete is neither pending nor in the call ledger');
+      return {
+        message: open.message,
+        results: ledgerCalls.map((call) => call.result),
+        entries: ledgerCalls.map((call) => (call.result !== undefined ? undefined : call.started ? 'interrupted' : 'check')),
+        finishReason: undefined,
+      };
     }
     const expired = pending.expiresAt !== undefined && Date.now() > pending.expiresAt;
     const timedOut: ApprovalDecision = { type: 'deny', reason: `nobody decided about it within ${(pending.expiresAt ?? 0) - pending.deferredAt} ms` };
     const calls = pending.message.toolCalls ?? [];
+    const results = calls.map((_, index) => pending.results[index] ?? ledgerCalls?.[index]?.result);
     return {
       message: pending.message,
-      results: pending.results,
+      results,
       decisions: calls.map((call, index) => {
-        if (pending.results[index] !== undefined) return undefined;
+        if (results[index] !== undefined) return undefined;
         if (expired) return timedOut;
         return Object.hasOwn(decisions, call.id) ? decisions[call.id] : undefined;
       }),
+      entries: calls.map((_, index) => (results[index] === undefined && ledgerCalls?.[index]?.started === true ? 'interrupted' : undefined)),
       messageId: pending.messageId,
       finishReason: pending.finishReason,
     };
@@ -364,8 +455,9 @@ export class Agent {
     stepNo: number,
     runOptions: AgentRunOptions,
     emit: (event: AgentEvent) => void,
-    resume: StepResumption | undefined,
-  ): Promise<{ result: StepResult; toolResults: readonly ToolResult[] }> {
+    key: string,
+    resuming: Resuming | undefined,
+  ): Promise<{ result: StepResult; toolResults: readonly ToolResult[]; resumption: StepResumption | undefined }> {
     const { signal } = runOptions;
     let attemptStepId = '';
     const hooks: NamedStepHooks[] = [
@@ -379,6 +471,9 @@ export class Agent {
     const output = runOptions.output ?? this.options.output;
     for (let attempt = 1; ; attempt++) {
       emit({ type: 'step_start', step: stepNo, attempt });
+      // What the ledger holds of this step (a retry of a step whose calls started) is completed, never asked of the model again.
+      const open = this.ledger.openStep;
+      const resume = resuming ? this.resumption(resuming, open) : open?.key === key ? this.resumption({ key, pending: undefined, decisions: {} }, open) : undefined;
       try {
         const result = await this.options.step({
           systemPrompt: this.options.systemPrompt,
@@ -390,9 +485,10 @@ export class Agent {
           ...(resume ? { resume } : {}),
           ...(runOptions.context === undefined ? {} : { context: runOptions.context }),
           ...(output === undefined ? {} : { output }),
+          ledger: stepLedgerOf(this.ledger, key),
           hooks,
         });
-        return { result, toolResults: await result.toolResults() };
+        return { result, toolResults: await result.toolResults(), resumption: resume };
       } catch (error) {
         if (signal?.aborted || !isRetryableError(error) || attempt >= this.policy.maxAttempts) throw error;
         const delayMs = retryDelayMs(this.policy, attempt, error, this.options.random);
@@ -495,4 +591,36 @@ function settledOnly(result: ToolResult): ToolResult | undefined {
 
 function isMessageList(input: Message | readonly Message[]): input is readonly Message[] {
   return Array.isArray(input);
+}
+
+/** A step to complete rather than generate: the pending step (with the decisions about its waiting calls), or the ledger's open step. */
+interface Resuming {
+  readonly key: string;
+  readonly pending: PendingStep | undefined;
+  readonly decisions: Readonly<Record<string, ApprovalDecision>>;
+}
+
+/** The contexts a turn holds in this process (see `Agent.claimed`). */
+const HELD = new WeakSet<AgentContext>();
+
+const NO_MESSAGES: readonly Message[] = Object.freeze([]);
+
+/** A turn's identity with its defaults. @throws TypeError for a bad one. */
+function turnOf(turn: AgentTurn | undefined): Required<AgentTurn> {
+  if (turn === undefined) return { id: randomUUID(), stepsBefore: 0 };
+  const { id, stepsBefore } = turn;
+  if (id !== undefined && (typeof id !== 'string' || id === '')) throw new TypeError('Agent: turn.id must be a non-empty string');
+  if (stepsBefore !== undefined && (!Number.isSafeInteger(stepsBefore) || stepsBefore < 0)) throw new TypeError('Agent: turn.stepsBefore must be a whole number');
+  return { id: id ?? randomUUID(), stepsBefore: stepsBefore ?? 0 };
+}
+
+/** Checks the decisions of a resume: each names a waiting call and is a decision. @throws NoPendingApprovalError, TypeError. */
+function checkDecisions(pending: PendingStep, decisions: Readonly<Record<string, ApprovalDecision>>): void {
+  const waiting = pendingApprovals(pending);
+  for (const id of Object.keys(decisions)) {
+    if (!waiting.some((p) => p.toolCall.id === id)) {
+      throw new NoPendingApprovalError(`No call with id "${id}" waits for approval (waiting: ${waiting.map((p) => p.toolCall.id).join(', ')})`);
+    }
+    if (!isApprovalDecision(decisions[id])) throw new TypeError(`Agent.resume(): the decision for "${id}" is not an approval decision ({ type: 'approve' | 'deny' | 'defer' })`);
+  }
 }

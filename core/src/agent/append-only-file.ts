@@ -71,14 +71,15 @@ export class AppendOnlyFile {
   }
 
   /**
-   * Appends `bytes` and syncs them to disk. On failure the file is cut back to its length before
+   * Appends `bytes` and syncs them to disk (unless `sync` is false: then a later synced append, or
+   * the system, does; a process crash loses nothing written, a power cut may). On failure the file is cut back to its length before
    * this call, and the call rejects.
    *
    * @throws ContextFileError: `file-replaced` (renamed, deleted or replaced since it was opened),
    *   `file-changed` (written or truncated by something else), `write-failed` (disk full, file size
    *   limit, I/O error; the file is as it was, unless the message says it could not be cut back).
    */
-  async append(bytes: Uint8Array): Promise<void> {
+  async append(bytes: Uint8Array, sync = true): Promise<void> {
     if (this.damaged) throw this.damaged;
     await this.checkStillOurs();
     let written = 0;
@@ -88,7 +89,7 @@ export class AppendOnlyFile {
         if (bytesWritten <= 0) throw new Error(`the system wrote nothing of the remaining ${bytes.length - written} bytes`);
         written += bytesWritten;
       }
-      await this.handle.datasync();
+      if (sync) await this.handle.datasync();
     } catch (error) {
       throw await this.undo(error, written, bytes.length);
     }

@@ -3,6 +3,7 @@ import type { PendingApproval } from './pending-step.js';
 
 const APPROVAL_PENDING_ERROR = errorMarker('ApprovalPendingError');
 const NO_PENDING_APPROVAL_ERROR = errorMarker('NoPendingApprovalError');
+const RESUME_CONFLICT_ERROR = errorMarker('ResumeConflictError');
 
 /**
  * A context has a step whose calls wait for approval, so nothing else may be added to it: finish
@@ -36,5 +37,23 @@ export class NoPendingApprovalError extends Error {
   /** Whether `error` is a {@link NoPendingApprovalError}. */
   static isInstance(error: unknown): error is NoPendingApprovalError {
     return hasErrorMarker(error, NO_PENDING_APPROVAL_ERROR);
+  }
+}
+
+/**
+ * Another turn holds the context: a second `agent.resume()` (or `run()`) while one is in progress on
+ * the same context — in this process, or, for a store shared between processes, in another. Thrown
+ * before anything runs: no tool of the second call ran, and the context is as the first leaves it.
+ */
+export class ResumeConflictError extends Error {
+  constructor(message = 'Another turn (a run or a resume) of this context is in progress; nothing was run') {
+    super(message);
+    this.name = 'ResumeConflictError';
+    markError(this, RESUME_CONFLICT_ERROR);
+  }
+
+  /** Whether `error` is a {@link ResumeConflictError}. */
+  static isInstance(error: unknown): error is ResumeConflictError {
+    return hasErrorMarker(error, RESUME_CONFLICT_ERROR);
   }
 }

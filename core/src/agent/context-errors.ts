@@ -48,9 +48,11 @@ export class ContextCorruptedError extends Error {
  * - `not-a-file`: the path names a directory, a device, a pipe, … rather than a regular file;
  * - `write-failed`: an append could not be written completely (disk full, file size limit, I/O error);
  * - `file-replaced`: the file was renamed, deleted or replaced since it was opened;
- * - `file-changed`: something else wrote to or truncated the file since this context last did.
+ * - `file-changed`: something else wrote to or truncated the file since this context last did;
+ * - `locked`: another context holds the session (in this process or another: its lock file
+ *   `<file>.lock` names the process), so this one may neither load nor write it.
  */
-export type ContextFileProblem = 'missing-directory' | 'not-a-file' | 'write-failed' | 'file-replaced' | 'file-changed';
+export type ContextFileProblem = 'missing-directory' | 'not-a-file' | 'write-failed' | 'file-replaced' | 'file-changed' | 'locked';
 
 /**
  * A history file cannot be read or written safely. After a failed append the file is as it was

@@ -1,4 +1,5 @@
 import type { Message } from '../message/message.js';
+import type { CallLedger } from './call-ledger.js';
 import type { PendingStep } from './pending-step.js';
 
 /** What a context's `restore()` found. */
@@ -49,6 +50,21 @@ export interface AgentContext {
    * @throws Error if `stepId` is not the pending step.
    */
   completeStep(stepId: string, ...messages: Message[]): Promise<void>;
+  /**
+   * The durable call ledger, in the store of the history (see {@link CallLedger}). A context without
+   * one gets a ledger in memory from the agent: a retried step never runs a call twice in this
+   * process, but nothing is promised across processes.
+   */
+  readonly ledger?: CallLedger;
+  /** A name of the session for the calls' idempotency keys (a Redis context: its tenant and session); none: the turn id alone. */
+  readonly sessionKey?: string;
+  /**
+   * Claims the context for one turn (a run, or a resume) across processes, when the store is shared
+   * (in this process the agent claims it itself); resolves with the release.
+   *
+   * @throws ResumeConflictError when another holds it.
+   */
+  claim?(): Promise<() => Promise<void>>;
   /** Loads the stored history into this (empty) context. */
   restore(): Promise<ContextRestoreReport>;
   /** Releases what the context holds (a file, a connection); appends in flight finish first. */

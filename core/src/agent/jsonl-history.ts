@@ -1,6 +1,8 @@
 import { messageFromJSON } from '../message/json.js';
 import type { Message } from '../message/message.js';
+import { OpenStepState } from './call-ledger.js';
 import { ContextCorruptedError } from './context-errors.js';
+import { callRecordFromJSON, isCallRecordJSON } from './ledger-json.js';
 import type { PendingStep } from './pending-step.js';
 import { PENDING_STEP_ROLE, pendingStepFromJSON, STEP_RESUMED_ROLE, stepResumedFromJSON } from './pending-step-json.js';
 
@@ -11,6 +13,8 @@ export interface ParsedHistory {
   readonly tokenCount: number | undefined;
   /** The step waiting for approval, if the file ends with one (see {@link parseJsonlHistory}). */
   readonly pendingStep: PendingStep | undefined;
+  /** The call ledger's records since the last message: the open step, if any. */
+  readonly ledger: OpenStepState;
   /** How many bytes of the file are whole records (everything but a torn tail). */
   readonly validLength: number;
   /** The torn tail (an append cut short), if there is one: the bytes after {@link validLength}. */
@@ -46,6 +50,7 @@ export function parseJsonlHistory(bytes: Buffer, path: string): ParsedHistory {
   const messages: Message[] = [];
   let tokenCount: number | undefined;
   let pendingStep: PendingStep | undefined;
+  const ledger = new OpenStepState();
   let records = 0;
   let line = 0;
   let start = 0;
@@ -71,11 +76,16 @@ export function parseJsonlHistory(bytes: Buffer, path: string): ParsedHistory {
       const stepId = read(stepResumedFromJSON, value);
       if (pendingStep?.stepId !== stepId) fail(`it completes step "${stepId}", which does not wait for approval`);
       pendingStep = undefined; // the step's messages follow
+      ledger.close();
+    } else if (isCallRecordJSON(value)) {
+      const record = read(callRecordFromJSON, value);
+      read(() => ledger.apply(record), undefined);
     } else if (typeof value === 'object' && value !== null && 'token_count' in value) {
       if (typeof (value as { token_count: unknown }).token_count !== 'number') fail('token_count is not a number');
     } else {
       messages.push(read(messageFromJSON, value));
       pendingStep = undefined; // a message while a step was pending: a writer that knows nothing of it went on, so it was abandoned
+      ledger.close(); // the open step's records are history now
     }
     // Every record with a token count carries the history's (the approval records too, for readers that know only that).
     if (typeof value === 'object' && value !== null && 'token_count' in value) tokenCount = (value as { token_count: number }).token_count;
@@ -90,14 +100,14 @@ export function parseJsonlHistory(bytes: Buffer, path: string): ParsedHistory {
     const value = text === undefined || text.trim() === '' ? undefined : parseJson(text);
     if (newline === -1) {
       // The last line, without a newline: a complete record, blank, or a torn tail.
-      if (text !== undefined && text.trim() === '') return { messages, tokenCount, pendingStep, validLength: bytes.length, tornTail: undefined, needsNewline: false };
+      if (text !== undefined && text.trim() === '') return { messages, tokenCount, pendingStep, ledger, validLength: bytes.length, tornTail: undefined, needsNewline: false };
       if (value !== undefined) {
         load(value.json);
-        return { messages, tokenCount, pendingStep, validLength: bytes.length, tornTail: undefined, needsNewline: true };
+        return { messages, tokenCount, pendingStep, ledger, validLength: bytes.length, tornTail: undefined, needsNewline: true };
       }
       const tail = bytes.subarray(start);
       if (records === 0 && !RECORD_START.test(tail.toString('latin1', 0, 64))) fail(text === undefined ? 'not UTF-8 text' : 'not JSON');
-      return { messages, tokenCount, pendingStep, validLength: start, tornTail: Buffer.from(tail), needsNewline: false };
+      return { messages, tokenCount, pendingStep, ledger, validLength: start, tornTail: Buffer.from(tail), needsNewline: false };
     }
     if (text === undefined) fail('not UTF-8 text');
     else if (text.trim() !== '') {
@@ -106,7 +116,7 @@ export function parseJsonlHistory(bytes: Buffer, path: string): ParsedHistory {
     }
     start = newline + 1;
   }
-  return { messages, tokenCount, pendingStep, validLength: bytes.length, tornTail: undefined, needsNewline: false };
+  return { messages, tokenCount, pendingStep, ledger, validLength: bytes.length, tornTail: undefined, needsNewline: false };
 }
 
 function decode(bytes: Uint8Array): string | undefined {

@@ -2,7 +2,10 @@ import { messageToJSON } from '../message/json.js';
 import type { Message } from '../message/message.js';
 import { AppendOnlyFile, type FileState } from './append-only-file.js';
 import { ApprovalPendingError } from './approval-errors.js';
+import { OpenStepState, type CallLedger, type CallOutcomeRecord, type CallStartRecord, type OpenStep } from './call-ledger.js';
 import type { AgentContext } from './context.js';
+import { callRecordToJSON } from './ledger-json.js';
+import { SessionLock } from './session-lock.js';
 import { cutHistoryFile, keepTornTail, readHistoryFile } from './history-file.js';
 import { parseJsonlHistory } from './jsonl-history.js';
 import { pendingApprovals, type PendingStep } from './pending-step.js';
@@ -18,6 +21,27 @@ export interface RestoreReport {
   readonly tornLineSavedTo?: string;
 }
 
+/** Options of a {@link LinearContext} with a file. */
+export interface LinearContextOptions {
+  /**
+   * Hold the session's lock file (`<file>.lock`) from the first `restore()` or write until `close()`,
+   * so that no other context — in this process or another — loads or writes the session meanwhile
+   * (default `true`). A lock whose process died is taken over at once.
+   */
+  readonly lock?: boolean;
+  /** How long the lock of a process on another host stays valid without its heartbeat (default 10 s). */
+  readonly lockStaleMs?: number;
+}
+
+const OPTION_NAMES: ReadonlySet<string> = new Set(['lock', 'lockStaleMs']);
+
+/** A batch of lines written by one append (lines queued while the previous write runs join it). */
+interface Batch {
+  readonly lines: string[];
+  sync: boolean;
+  readonly done: Promise<void>;
+}
+
 /**
  * A conversation history: messages in order, in memory, optionally persisted to a JSONL file.
  *
@@ -31,8 +55,15 @@ export interface RestoreReport {
  * A step waiting for approval is one `_pending_step` line (with a `token_count`, so that readers
  * that know nothing of it, the Python kosong included, skip it as a token count and load the whole
  * steps before it); completing it is one append of a `_step_resumed` line and the step's messages.
+ *
+ * The call ledger is in the same file: a `_call_started` line, synced to disk before the call runs,
+ * and a `_call_settled` line when it settles (both with a `token_count`, skipped by other readers).
+ * The next message closes the step they belong to. Starts recorded while a write runs are written
+ * together in the next one (one sync for all).
+ *
+ * With a file, the context holds the session's lock (see {@link LinearContextOptions.lock}).
  */
-export class LinearContext implements AgentContext {
+export class LinearContext implements AgentContext, CallLedger {
   private readonly messages: Message[] = [];
   private tokens = 0;
   private pending: PendingStep | undefined;
@@ -41,9 +72,66 @@ export class LinearContext implements AgentContext {
   private restored: FileState | null | undefined;
   private needsNewline = false;
   private queue: Promise<void> = Promise.resolve();
+  private batch: Batch | undefined;
+  private ledgerState = new OpenStepState();
+  private lock: SessionLock | undefined;
+  private locking: Promise<SessionLock> | undefined;
+  private readonly options: LinearContextOptions;
 
-  /** @param path a JSONL file to persist to (created on first append); none: memory only. */
-  constructor(readonly path?: string) {}
+  /**
+   * @param path a JSONL file to persist to (created on first append); none: memory only.
+   * @throws TypeError for an option it does not know.
+   */
+  constructor(
+    readonly path?: string,
+    options: LinearContextOptions = {},
+  ) {
+    for (const name of Object.keys(options)) if (!OPTION_NAMES.has(name)) throw new TypeError(`LinearContext: unknown option "${name}"`);
+    this.options = options;
+  }
+
+  /** The call ledger of this context: records in its file (in memory without one). */
+  get ledger(): CallLedger {
+    return this;
+  }
+
+  /** The step whose calls were recorded and that is not in the history, if any. */
+  get openStep(): OpenStep | undefined {
+    return this.ledgerState.openStep;
+  }
+
+  /** Records a call's start: one line, synced to disk (with any other start recorded meanwhile). */
+  recordStart(record: CallStartRecord): Promise<void> {
+    return this.record(record, true);
+  }
+
+  /** Records a call's outcome: one line, synced with the next synced write. */
+  recordOutcome(record: CallOutcomeRecord): Promise<void> {
+    return this.record(record, false);
+  }
+
+  private record(record: CallStartRecord | CallOutcomeRecord, sync: boolean): Promise<void> {
+    try {
+      this.ledgerState.apply(record);
+      return this.write([JSON.stringify(callRecordToJSON(record, this.tokens))], sync);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** Takes the session's lock, unless it is held already or not wanted. */
+  private acquireLock(): Promise<unknown> {
+    if (this.path === undefined || this.options.lock === false || this.lock !== undefined) return Promise.resolve();
+    const path = this.path;
+    this.locking ??= SessionLock.acquire(path, this.options.lockStaleMs === undefined ? {} : { staleMs: this.options.lockStaleMs }).then(
+      (lock) => (this.lock = lock),
+      (error: unknown) => {
+        this.locking = undefined;
+        throw error;
+      },
+    );
+    return this.locking;
+  }
 
   /** The messages so far (a read-only view; copy it to keep a snapshot). */
   get history(): readonly Message[] {
@@ -68,26 +156,38 @@ export class LinearContext implements AgentContext {
    *
    * @throws ContextCorruptedError naming the first bad line (with `notAHistoryFile` when no record
    *   precedes it: a text file, random bytes); ContextFileError when the directory does not exist
-   *   (`missing-directory`) or the path is not a regular file (`not-a-file`); an Error if messages
-   *   were already added to this context.
+   *   (`missing-directory`), the path is not a regular file (`not-a-file`), or another context holds
+   *   the session (`locked`); an Error if messages were already added to this context.
    */
   async restore(): Promise<RestoreReport> {
     if (this.messages.length > 0 || this.pending !== undefined || this.file !== undefined) throw new Error('LinearContext.restore(): the context already has messages');
     if (this.path === undefined) return { messages: 0, recoveredTornLine: false };
-    const content = await readHistoryFile(this.path);
+    await this.acquireLock();
+    try {
+      return await this.load(this.path);
+    } catch (error) {
+      await this.releaseLock();
+      throw error;
+    }
+  }
+
+  private async load(path: string): Promise<RestoreReport> {
+    const content = await readHistoryFile(path);
     if (content === null) {
       this.restored = null;
       return { messages: 0, recoveredTornLine: false };
     }
-    const parsed = parseJsonlHistory(content.bytes, this.path);
+    const parsed = parseJsonlHistory(content.bytes, path);
     let tornLineSavedTo: string | undefined;
     if (parsed.tornTail) {
-      tornLineSavedTo = await keepTornTail(this.path, parsed.tornTail);
-      await cutHistoryFile(this.path, content.state, parsed.validLength);
+      tornLineSavedTo = await keepTornTail(path, parsed.tornTail);
+      await cutHistoryFile(path, content.state, parsed.validLength);
     }
     this.messages.push(...parsed.messages);
     if (parsed.tokenCount !== undefined) this.tokens = parsed.tokenCount;
     this.pending = parsed.pendingStep;
+    const open = parsed.ledger;
+    this.ledgerState = open;
     this.needsNewline = parsed.needsNewline;
     this.restored = { ...content.state, size: parsed.validLength };
     return tornLineSavedTo === undefined
@@ -107,6 +207,7 @@ export class LinearContext implements AgentContext {
     if (this.pending) throw new ApprovalPendingError(pendingApprovals(this.pending));
     await this.write(messages.map((m) => JSON.stringify(messageToJSON(m))));
     this.messages.push(...messages);
+    this.ledgerState.close();
   }
 
   /**
@@ -132,6 +233,7 @@ export class LinearContext implements AgentContext {
     await this.write([JSON.stringify(stepResumedToJSON(stepId, this.tokens)), ...messages.map((m) => JSON.stringify(messageToJSON(m)))]);
     this.messages.push(...messages);
     this.pending = undefined;
+    this.ledgerState.close();
   }
 
   /** Records the token count of the history (e.g. the last step's total usage). */
@@ -140,25 +242,48 @@ export class LinearContext implements AgentContext {
     return this.write([JSON.stringify({ role: '_usage', token_count: count })]);
   }
 
-  /** Closes the file, if one is open. */
+  /** Closes the file, if one is open, and releases the session's lock. */
   async close(): Promise<void> {
     await this.queue;
-    if (this.file === undefined) return;
-    this.restored = this.file.state; // a later append reopens it, and checks that nothing else wrote to it meanwhile
-    await this.file.close();
-    this.file = undefined;
+    if (this.file !== undefined) {
+      this.restored = this.file.state; // a later append reopens it, and checks that nothing else wrote to it meanwhile
+      await this.file.close();
+      this.file = undefined;
+    }
+    await this.releaseLock();
   }
 
-  private write(lines: readonly string[]): Promise<void> {
+  private async releaseLock(): Promise<void> {
+    const lock = this.lock ?? (await this.locking?.catch(() => undefined));
+    this.lock = undefined;
+    this.locking = undefined;
+    await lock?.release();
+  }
+
+  /**
+   * Appends lines in one write (synced to disk when `sync`): lines queued while a write runs join
+   * the next one, which is synced if any of them asks for it, and all of them land or none.
+   */
+  private write(lines: readonly string[], sync = true): Promise<void> {
     if (this.path === undefined || lines.length === 0) return Promise.resolve();
-    const path = this.path;
-    const run = this.queue.then(async () => {
-      this.file ??= await AppendOnlyFile.open(path, this.restored);
-      const prefix = this.needsNewline ? '\n' : '';
-      await this.file.append(Buffer.from(prefix + lines.join('\n') + '\n', 'utf8'));
-      this.needsNewline = false;
-    });
-    this.queue = run.catch(() => undefined);
-    return run;
+    let batch = this.batch;
+    if (batch === undefined) {
+      const path = this.path;
+      let start!: () => void;
+      const started = new Promise<void>((resolve) => (start = resolve));
+      const done = started.then(async () => {
+        this.batch = undefined; // what comes now goes into the next write
+        await this.acquireLock();
+        this.file ??= await AppendOnlyFile.open(path, this.restored);
+        const prefix = this.needsNewline ? '\n' : '';
+        await this.file.append(Buffer.from(prefix + current.lines.join('\n') + '\n', 'utf8'), current.sync);
+        this.needsNewline = false;
+      });
+      const current: Batch = (batch = this.batch = { lines: [], sync: false, done });
+      this.queue = this.queue.then(start).then(() => done.catch(() => undefined));
+    }
+    batch.lines.push(...lines);
+    if (sync) batch.sync = true;
+    return batch.done;
   }
 }

@@ -55,16 +55,20 @@ function buildRecordSchema(z: typeof Zod.z) {
     finish_reason: z.enum(FINISH_REASONS).nullable(),
     deferred_at: z.number().finite(),
     expires_at: z.number().finite().nullable(),
+    // The call ledger's identity of the step (absent in records of older versions: no ledger then).
+    step_key: z.string().min(1).optional(),
+    turn_id: z.string().min(1).optional(),
+    turn_steps_before: count.optional(),
   });
-  return recordSchema;
+  return { recordSchema, resultSchema };
 }
 
-type RecordSchema = ReturnType<typeof buildRecordSchema>;
-type WireRecord = Zod.output<RecordSchema>;
+type Schemas = ReturnType<typeof buildRecordSchema>;
+type WireRecord = Zod.output<Schemas['recordSchema']>;
 type WireResult = NonNullable<WireRecord['results'][number]>;
 type WireUsage = WireRecord['turn_usage'];
 
-let recordSchema: RecordSchema | undefined;
+let schemas: Schemas | undefined;
 
 /** The wire form of a pending step, with the history's token count (for readers that know only that). */
 export function pendingStepToJSON(pending: PendingStep, tokenCount: number): JsonObject {
@@ -81,6 +85,8 @@ export function pendingStepToJSON(pending: PendingStep, tokenCount: number): Jso
     finish_reason: pending.finishReason ?? null,
     deferred_at: pending.deferredAt,
     expires_at: pending.expiresAt ?? null,
+    ...(pending.key === undefined ? {} : { step_key: pending.key }),
+    ...(pending.turn === undefined ? {} : { turn_id: pending.turn.id, turn_steps_before: pending.turn.stepsBefore }),
   };
 }
 
@@ -91,7 +97,7 @@ export function pendingStepToJSON(pending: PendingStep, tokenCount: number): Jso
  * @throws Error naming the first problem.
  */
 export function pendingStepFromJSON(value: unknown): PendingStep {
-  const parsed = (recordSchema ??= buildRecordSchema(lazyZod())).safeParse(value);
+  const parsed = (schemas ??= buildRecordSchema(lazyZod())).recordSchema.safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     throw new Error(`invalid pending step at $.${issue.path.join('.')}: ${issue.message}`, { cause: parsed.error });
@@ -123,7 +129,24 @@ export function pendingStepFromJSON(value: unknown): PendingStep {
     finishReason: wire.finish_reason ?? undefined,
     deferredAt: wire.deferred_at,
     expiresAt: wire.expires_at ?? undefined,
+    ...(wire.step_key === undefined ? {} : { key: wire.step_key }),
+    ...(wire.turn_id === undefined ? {} : { turn: { id: wire.turn_id, stepsBefore: wire.turn_steps_before ?? 0 } }),
   };
+}
+
+/** The wire form of a tool result (as a pending step and the call ledger keep it). */
+export function toolResultToJSON(result: ToolResult): JsonObject {
+  return resultToJSON(result);
+}
+
+/** Reads a tool result from its wire form, checking all of it. @throws Error naming the first problem. */
+export function toolResultFromJSON(value: unknown): ToolResult {
+  const parsed = (schemas ??= buildRecordSchema(lazyZod())).resultSchema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new Error(`invalid tool result at $.${issue.path.join('.')}: ${issue.message}`, { cause: parsed.error });
+  }
+  return resultFromJSON(parsed.data, 0);
 }
 
 /** The record that completes the pending step `stepId` (its messages follow in the same append). */

@@ -36,6 +36,10 @@ export interface PendingStep {
    * decisions come; `undefined`: they wait for ever. Set from the agent's `approvalTimeoutMs`.
    */
   readonly expiresAt: number | undefined;
+  /** The step's key in the call ledger (its calls' idempotency keys start with it); absent in steps of older versions. */
+  readonly key?: string;
+  /** The turn the step belongs to, whose later steps the resumed turn goes on with (see `AgentRunOptions.turn`). */
+  readonly turn?: { readonly id: string; readonly stepsBefore: number };
 }
 
 /** A call that waits for approval. */

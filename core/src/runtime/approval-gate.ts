@@ -15,9 +15,15 @@ export type GateOutcome = { readonly type: 'run' } | { readonly type: 'withheld'
 
 /**
  * How a call comes to the gate: asked whether it needs approval (`check`, the usual way); known to
- * need it, with nobody's decision yet (`ask`); or with a decision made already (a resumed step).
+ * need it, with nobody's decision yet (`ask`; `replay`: it was interrupted, and its replay policy asks);
+ * or with a decision made already (a resumed step); or to run without a question (`run`: an
+ * interrupted call whose tool is safe to run again).
  */
-export type GateEntry = { readonly type: 'check' } | { readonly type: 'ask' } | { readonly type: 'decided'; readonly decision: ApprovalDecision };
+export type GateEntry =
+  | { readonly type: 'check' }
+  | { readonly type: 'run' }
+  | { readonly type: 'ask'; readonly replay?: true }
+  | { readonly type: 'decided'; readonly decision: ApprovalDecision };
 
 /** What an {@link ApprovalGate} needs of its step. */
 export interface ApprovalGateOptions {
@@ -52,6 +58,7 @@ export class ApprovalGate {
   }
 
   async pass(call: ToolCall, context: ToolContext, entry: GateEntry): Promise<GateOutcome> {
+    if (entry.type === 'run') return RUN;
     if (entry.type === 'check') {
       const { toolset } = this.options;
       if (typeof toolset.needsApproval !== 'function') return RUN;
@@ -68,7 +75,7 @@ export class ApprovalGate {
       decision = entry.decision;
     } else {
       this.options.bus.approvalRequest({ toolCall: call, toolCallId: call.id, index });
-      decision = await this.ask(call, context);
+      decision = await this.ask(call, context, entry.type === 'ask' && entry.replay === true);
       if (decision === undefined) return cancelled();
     }
     this.options.bus.approvalDecision({ toolCall: call, toolCallId: call.id, index, decision });
@@ -83,7 +90,7 @@ export class ApprovalGate {
   }
 
   /** The handler's decision, a denial if it fails or times out, a deferral without a handler; `undefined` if the call's signal aborts first. */
-  private ask(call: ToolCall, context: ToolContext): Promise<ApprovalDecision | undefined> {
+  private ask(call: ToolCall, context: ToolContext, replay: boolean): Promise<ApprovalDecision | undefined> {
     const { onApproval, timeoutMs, reportFailure } = this.options;
     if (onApproval === undefined) return Promise.resolve({ type: 'defer' });
     const signal = context.signal;
@@ -114,7 +121,8 @@ export class ApprovalGate {
       }
       let returned: unknown;
       try {
-        returned = onApproval({ toolCall: call, index: context.index ?? 0, stepId: context.stepId, tenant: this.options.tenant, signal: controller.signal });
+        const request = { toolCall: call, index: context.index ?? 0, stepId: context.stepId, tenant: this.options.tenant, signal: controller.signal };
+        returned = onApproval(replay ? { ...request, replay: true } : request);
       } catch (error) {
         fail('threw', error);
         return;

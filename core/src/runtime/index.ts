@@ -31,6 +31,7 @@ export * from '../tooling/toolset.js';
 export * from '../tooling/arguments.js';
 export * from '../tooling/approval.js';
 export * from '../tooling/require-approval.js';
+export * from '../tooling/replay-policy.js';
 
 export { structuredOutput, type InferOutput, type OutputOption, type OutputSchema, type OutputSpec, type StandardSchema, type StandardSchemaIssue, type StandardSchemaResult } from '../output/output-schema.js';
 export { InvalidOutputSchemaError, StructuredOutputError, type StructuredOutputErrorDetails, type StructuredOutputFailure } from '../output/output-errors.js';
@@ -38,6 +39,7 @@ export type { SchemaIssue } from '../schema/schema-issues.js';
 export { generate, type GenerateOptions, type GenerateResult } from './generate.js';
 export { step, type StepOptions, type StepResumption, type ToolDispatchMode } from './step.js';
 export { StepResult } from './step-result.js';
+export type { StepLedger } from './step-ledger.js';
 export { abortableDelay } from './abort.js';
 export * from './step-hooks.js';
 export type { ContextScope, RequestScope, ToolScope, TurnScope } from './context-scope.js';

@@ -1,5 +1,5 @@
 import type { Message } from '../message/message.js';
-import type { StreamedMessagePart, ToolCall } from '../message/parts.js';
+import type { ContentPart, StreamedMessagePart, ToolCall } from '../message/parts.js';
 import type { ChatProvider, FinishReason } from '../provider/chat-provider.js';
 import type { GenerationOptions } from '../provider/generation-options.js';
 import type { OutputFormat } from '../provider/output-format.js';
@@ -8,7 +8,8 @@ import type { InferOutput, OutputOption } from '../output/output-schema.js';
 import { parseOutput } from '../output/parse-output.js';
 import { resolveOutput, type ResolvedOutput } from '../output/resolve-output.js';
 import { isApprovalDecision, type ApprovalCallback, type ApprovalDecision } from '../tooling/approval.js';
-import { toolNotExecuted } from '../tooling/tool-errors.js';
+import { replayPolicyOf } from '../tooling/replay-policy.js';
+import { toolInterrupted, toolNotExecuted } from '../tooling/tool-errors.js';
 import type { ToolResult, ToolReturnValue } from '../tooling/tool-result.js';
 import type { Toolset } from '../tooling/toolset.js';
 import { ApprovalGate, type GateEntry } from './approval-gate.js';
@@ -21,6 +22,7 @@ import type { NamedStepHooks, StepEventContext } from './step-hooks.js';
 import { randomUUID } from '../random-uuid.js';
 import { StepResult, type StepRun } from './step-result.js';
 import { streamMessage, streamMessageThen, type GenerateResult, type StreamEnd, type StreamMessageInput, type StreamObserver } from './stream-message.js';
+import type { StepLedger } from './step-ledger.js';
 import { ToolRuns, type ToolRunListener } from './tool-runs.js';
 
 /**
@@ -53,6 +55,16 @@ export interface StepResumption {
   readonly results: readonly (ToolResult | undefined)[];
   /** Index-aligned too: the decision for a waiting call (ignored for calls that have a result). */
   readonly decisions?: readonly (ApprovalDecision | undefined)[];
+  /**
+   * Index-aligned too: how a call with neither a result nor a decision comes to the approval gate.
+   * `'ask'` (the default): it waited for approval, the handler is asked; `'check'`: it never came
+   * to the gate (a step redone from the call ledger), so it runs as in a new step (the toolset's
+   * `needsApproval` decides); `'interrupted'`: it started before and its outcome was never recorded
+   * (it may have run), so its tool's replay policy decides: `'never'` gives the model the
+   * interrupted error result, `'safe'` runs it again, `'ask'` asks the handler with `replay: true`
+   * (or takes the call's decision, when one is given).
+   */
+  readonly entries?: readonly ('ask' | 'check' | 'interrupted' | undefined)[];
   /** The provider's id of the message, for the step's result and events. */
   readonly messageId?: string | undefined;
   /** The finish reason of the response, for the step's result and events. */
@@ -113,6 +125,12 @@ export interface StepOptions<TContext = unknown, S extends OutputOption | undefi
   readonly approvalTimeoutMs?: number;
   /** Completes a step whose calls waited for approval instead of generating one (see {@link StepResumption}). */
   readonly resume?: StepResumption;
+  /**
+   * Where the step records the start of each call (durably, before the toolset is called) and its
+   * outcome, and where each call's `ToolContext.idempotencyKey` comes from (see {@link StepLedger}).
+   * `Agent` passes one per step over its context's call ledger; none: nothing is recorded.
+   */
+  readonly ledger?: StepLedger;
   /**
    * A value of the caller's for this run — the user, their auth, a database handle — handed to
    * every tool call (`ToolContext.context`) and carried by every hook event (`event.context`).
@@ -177,6 +195,8 @@ class StepExecution implements StepRun, StreamMessageInput, StreamObserver, Stre
   private readonly wrappers: ContextWrappers | undefined;
   /** Calls held back until the stream ends (`dispatch: 'deferred'`). */
   private deferredCalls: ToolCall[] | undefined;
+  /** The message's content so far, for the ledger (the stream's growing list, or a resumed message's). */
+  private content: readonly ContentPart[] | undefined;
   /** When the step started, for its end event (`undefined` when the step has no hooks). */
   private readonly startedAt: number | undefined;
   private finished: Promise<void> | undefined;
@@ -210,10 +230,16 @@ class StepExecution implements StepRun, StreamMessageInput, StreamObserver, Stre
           reportFailure: (kind, error) => guard!.reportFailure('options', 'onApproval', kind, error),
         })
       : undefined;
+    const ledger = options.ledger;
     const settings =
-      context === undefined && this.wrappers === undefined
+      context === undefined && this.wrappers === undefined && ledger === undefined
         ? undefined
-        : { context, inScope: this.wrappers && (<T>(call: ToolCall, index: number, run: () => T) => this.inToolScope(call, index, run)) };
+        : {
+            context,
+            inScope: this.wrappers && (<T>(call: ToolCall, index: number, run: () => T) => this.inToolScope(call, index, run)),
+            ledger,
+            content: ledger && ((): readonly ContentPart[] => this.content ?? NO_CONTENT),
+          };
     this.runs = new ToolRuns(options.toolset, this.stepId, bus.listens('onToolResult') ? this : undefined, gate, settings);
     options.signal?.addEventListener('abort', this, { once: true });
   }
@@ -308,7 +334,8 @@ class StepExecution implements StepRun, StreamMessageInput, StreamObserver, Stre
   }
 
   /** A complete tool call (see {@link StreamObserver.onToolCall}): dispatched, held back or withheld. */
-  onToolCall(call: ToolCall, atEnd: { readonly finishReason: FinishReason | undefined } | undefined): void {
+  onToolCall(call: ToolCall, atEnd: { readonly finishReason: FinishReason | undefined } | undefined, content: readonly ContentPart[]): void {
+    this.content = content;
     if (this.options.dispatch === 'deferred') {
       (this.deferredCalls ??= []).push(call);
     } else if (atEnd !== undefined && UNCLEAN_FINISH.has(atEnd.finishReason)) {
@@ -447,6 +474,11 @@ class StepExecution implements StepRun, StreamMessageInput, StreamObserver, Stre
     }
     const bad = decisions?.findIndex((decision) => decision !== undefined && !isApprovalDecision(decision)) ?? -1;
     if (bad >= 0) throw new TypeError(`step({ resume }): decision ${bad} is not an approval decision`);
+    const { entries } = resume;
+    if (entries !== undefined && (entries.length !== calls.length || entries.some((entry) => entry !== undefined && !ENTRIES.has(entry)))) {
+      throw new TypeError("step({ resume }): entries must be aligned with the message's tool calls, each 'ask', 'check', 'interrupted' or undefined");
+    }
+    this.content = message.content;
     calls.forEach((call, index) => {
       const known = results[index];
       if (known !== undefined && known.deferred !== true) {
@@ -454,13 +486,25 @@ class StepExecution implements StepRun, StreamMessageInput, StreamObserver, Stre
         return;
       }
       const decision = decisions?.[index];
-      this.dispatch(call, undefined, decision === undefined ? ASK : { type: 'decided', decision });
+      const how = entries?.[index];
+      if (how === 'interrupted') {
+        const policy = replayPolicyOf(this.options.toolset, call);
+        if (policy === 'never') this.dispatch(call, toolInterrupted());
+        else if (policy === 'safe') this.dispatch(call, undefined, RUN);
+        else this.dispatch(call, undefined, decision === undefined ? REPLAY : { type: 'decided', decision });
+        return;
+      }
+      this.dispatch(call, undefined, decision !== undefined ? { type: 'decided', decision } : how === 'check' ? undefined : ASK);
     });
     return { id: resume.messageId, message, usage: undefined, finishReason: resume.finishReason, traceId: undefined };
   }
 }
 
 const ASK: GateEntry = Object.freeze({ type: 'ask' });
+const REPLAY: GateEntry = Object.freeze({ type: 'ask', replay: true });
+const RUN: GateEntry = Object.freeze({ type: 'run' });
+const ENTRIES: ReadonlySet<string> = new Set(['ask', 'check', 'interrupted']);
+const NO_CONTENT: readonly ContentPart[] = Object.freeze([]);
 
 /** The generation with its structured output parsed, when it answered without tool calls (else as it is). */
 async function withOutput(output: ResolvedOutput, generated: GenerateResult): Promise<GenerateResult> {

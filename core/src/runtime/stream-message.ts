@@ -39,9 +39,13 @@ export interface StreamObserver {
   readonly onPart?: ((part: StreamedMessagePart) => Promise<void> | undefined) | undefined;
   /**
    * A tool call is complete: the next part did not merge into it, or the stream ended (`atEnd`,
-   * with the finish reason the provider reported).
+   * with the finish reason the provider reported). `content` is the message's content so far: a
+   * list that only grows by whole parts while the stream goes on (read it, never keep a copy of it
+   * for later as it is).
    */
-  readonly onToolCall?: ((call: ToolCall, atEnd: { readonly finishReason: FinishReason | undefined } | undefined) => void) | undefined;
+  readonly onToolCall?:
+    | ((call: ToolCall, atEnd: { readonly finishReason: FinishReason | undefined } | undefined, content: readonly ContentPart[]) => void)
+    | undefined;
 }
 
 /**
@@ -138,6 +142,8 @@ function providerOptions(signal: AbortSignal | undefined, generation: Generation
   return signal ? { signal, generation } : { generation };
 }
 
+const NO_CONTENT: readonly ContentPart[] = Object.freeze([]);
+
 /** Merges streamed parts into message content and tool calls, reporting each complete tool call. */
 class MessageBuilder {
   private contentList: ContentPart[] | undefined;
@@ -185,7 +191,7 @@ class MessageBuilder {
         return;
       case 'function':
         this.toolCallList = append(this.toolCallList, part);
-        this.observer.onToolCall?.(part, atEnd);
+        this.observer.onToolCall?.(part, atEnd, this.contentList ?? NO_CONTENT);
         return;
       case 'tool_call_part':
         return; // an orphan fragment: no tool call before it to merge into

@@ -1,11 +1,13 @@
 import { setMaxListeners } from 'node:events';
-import type { ToolCall } from '../message/parts.js';
-import { describeError, toolAwaitingApproval, toolInvalidReturn, toolNotExecuted, toolRuntimeError } from '../tooling/tool-errors.js';
+import type { ContentPart, ToolCall } from '../message/parts.js';
+import { replayPolicyOf } from '../tooling/replay-policy.js';
+import { describeError, toolAwaitingApproval, toolInvalidReturn, toolNotExecuted, toolNotRecorded, toolRuntimeError } from '../tooling/tool-errors.js';
 import { isToolResult, isToolReturnValue, type ToolResult, type ToolReturnValue } from '../tooling/tool-result.js';
 import type { ToolContext, Toolset } from '../tooling/toolset.js';
 import type { ApprovalGate, GateEntry, GateOutcome } from './approval-gate.js';
 import { append } from './append.js';
 import { isThenable } from './hook-guard.js';
+import type { StepLedger } from './step-ledger.js';
 
 /** Hears of each call's result when it is known, in completion order. */
 export interface ToolRunListener {
@@ -19,9 +21,15 @@ export interface ToolRunSettings {
   readonly context: unknown;
   /** Runs the toolset's `handle` of a call inside the hooks' contexts (none: called as it is). */
   readonly inScope: (<T>(call: ToolCall, index: number, run: () => T) => T) | undefined;
+  /** Where the calls' starts and outcomes are recorded (none: nowhere). */
+  readonly ledger?: StepLedger | undefined;
+  /** The message's content so far, for the ledger's start records. */
+  readonly content?: (() => readonly ContentPart[]) | undefined;
 }
 
 const NO_SETTINGS: ToolRunSettings = { context: undefined, inScope: undefined };
+
+const NO_CONTENT: readonly ContentPart[] = Object.freeze([]);
 
 /**
  * Steps dispatching more calls than this raise the listener limit of their shared abort signal (one
@@ -57,6 +65,8 @@ export class ToolRuns {
   private waiters: Waiter[] | undefined;
   /** Set by {@link ToolRuns.cancel}: the reason, and whether calls were running then. */
   private aborted: { readonly reason: unknown; readonly whileRunning: boolean } | undefined;
+  /** By index: whether the call's start was recorded in the ledger (its outcome is recorded too). */
+  private recorded: boolean[] | undefined;
 
   constructor(
     private readonly toolset: Toolset,
@@ -82,7 +92,7 @@ export class ToolRuns {
     const index = this.add(call);
     const startedAt = this.startTime();
     this.pending++;
-    const context = new CallContext(this, call, this.stepId, index, this.settings.context);
+    const context = new CallContext(this, call, this.stepId, index, this.settings.context, `${this.settings.ledger?.key ?? this.stepId}/${index}`);
     const gate = this.gate;
     if (gate === undefined) {
       this.handle(index, call, context, startedAt);
@@ -213,8 +223,44 @@ export class ToolRuns {
     return this.wait('idle') as Promise<unknown> as Promise<void>;
   }
 
-  /** Runs a call: its result, whatever `handle` did (returned, resolved, threw, rejected), settles it. */
+  /**
+   * Runs a call — once its start is recorded, when the step has a ledger and the call's tool is not
+   * `'safe'` to run again: a call whose start cannot be recorded does not run.
+   */
   private handle(index: number, call: ToolCall, context: ToolContext, startedAt: number): void {
+    const ledger = this.settings.ledger;
+    if (ledger === undefined || replayPolicyOf(this.toolset, call) === 'safe') {
+      this.run(index, call, context, startedAt);
+      return;
+    }
+    let recording: Promise<void>;
+    try {
+      recording = ledger.callStarted(index, this.settings.content?.() ?? NO_CONTENT, this.calls);
+    } catch (error) {
+      recording = Promise.reject(error);
+    }
+    recording.then(
+      () => {
+        if (this.aborted) {
+          // Recorded, but never run: its outcome is known, so a redo does not take it for interrupted.
+          const notRun = { toolCallId: call.id, returnValue: toolNotExecuted('the step was cancelled') };
+          try {
+            ledger.callSettled(index, notRun);
+          } catch {
+            // then it counts as interrupted
+          }
+          this.settle(index, call, notRun, startedAt);
+          return;
+        }
+        (this.recorded ??= [])[index] = true;
+        this.run(index, call, context, startedAt);
+      },
+      (error: unknown) => this.settle(index, call, { toolCallId: call.id, returnValue: toolNotRecorded(describeError(error)) }, startedAt),
+    );
+  }
+
+  /** Calls the toolset: its result, whatever `handle` did (returned, resolved, threw, rejected), settles the call. */
+  private run(index: number, call: ToolCall, context: ToolContext, startedAt: number): void {
     let returned: unknown;
     try {
       const inScope = this.settings.inScope;
@@ -266,6 +312,14 @@ export class ToolRuns {
     const results = (this.results ??= new Array<ToolResult | undefined>(this.calls.length));
     const settledBefore = this.settledCount;
     results[index] = result;
+    // An outcome is recorded only for a call the step still wanted: one that settles after a cancel was interrupted.
+    if (this.recorded?.[index] === true && this.aborted === undefined) {
+      try {
+        this.settings.ledger!.callSettled(index, result);
+      } catch {
+        // a lost outcome only makes the call count as interrupted
+      }
+    }
     if (this.completionOrder !== undefined) this.completionOrder.push(result);
     else if (index !== settledBefore) this.completionOrder = [...(results.slice(0, settledBefore) as ToolResult[]), result];
     this.pending--;
@@ -328,6 +382,7 @@ class CallContext implements ToolContext {
     readonly stepId: string,
     readonly index: number,
     readonly context: unknown,
+    readonly idempotencyKey: string,
   ) {
     this.#runs = runs;
     Object.defineProperty(this, 'signal', SIGNAL_PROPERTY);

@@ -27,6 +27,11 @@ export interface ApprovalRequest {
   /** The tenant the step runs for, if any. */
   readonly tenant: string | undefined;
   /**
+   * `true` when the call started before and was interrupted (its outcome never recorded: it may have
+   * run), and its tool's replay policy is `'ask'`: approving runs it again. Absent otherwise.
+   */
+  readonly replay?: true;
+  /**
    * Aborted when the decision is no longer wanted: the step aborted, or the approval timed out.
    * A handler that asks a person should stop asking then.
    */

@@ -1,4 +1,5 @@
 import type { ToolCall } from '../message/parts.js';
+import { replayPolicyOf, type ReplayPolicy } from './replay-policy.js';
 import type { Tool } from './tool.js';
 import type { ToolResult } from './tool-result.js';
 import type { ToolContext, Toolset } from './toolset.js';
@@ -13,7 +14,7 @@ export type ApprovalPolicy = boolean | readonly string[] | ((toolCall: ToolCall,
 /**
  * The same toolset, with calls that need approval before they run: those the policy selects, and
  * those the toolset itself says need it (its own `needsApproval`, if any). Tools and results are
- * the toolset's own; a `name` property is kept (for `combineToolsets`' error messages).
+ * the toolset's own, and so are its replay policies; a `name` property is kept (for `combineToolsets`' error messages).
  *
  * @example
  * const files = requireApproval(await McpToolset.connect(…), ['write_file', 'delete_file']);
@@ -45,6 +46,10 @@ class ApprovalRequiringToolset implements Toolset {
 
   handle(toolCall: ToolCall, context: ToolContext): ToolResult | Promise<ToolResult> {
     return this.inner.handle(toolCall, context);
+  }
+
+  replayPolicy(toolCall: ToolCall): ReplayPolicy {
+    return replayPolicyOf(this.inner, toolCall);
   }
 
   async needsApproval(toolCall: ToolCall, context: ToolContext): Promise<boolean> {

@@ -48,6 +48,25 @@ export function toolAwaitingApproval(): ToolReturnValue {
   return toolError({ message: 'Tool call was not executed: it is waiting for approval', brief: 'Awaiting approval' });
 }
 
+/**
+ * The call started before and was interrupted (a crash, a lost worker, an abort) before its outcome
+ * was recorded: it may have run, in part or in full, and was not run again (its replay policy is
+ * `'never'`).
+ */
+export function toolInterrupted(): ToolReturnValue {
+  return toolError({
+    message:
+      'Tool call was interrupted: it started, but its outcome was never recorded (the process running it stopped or the step was aborted), ' +
+      'so it may have run, in part or in full. It was not run again. Check its effects before you call it again.',
+    brief: 'Interrupted',
+  });
+}
+
+/** The start of a call could not be recorded in the call ledger, so it was not run (`detail` says why). */
+export function toolNotRecorded(detail: string): ToolReturnValue {
+  return toolNotExecuted(`its start could not be recorded in the call ledger (${detail})`);
+}
+
 /** The step was aborted while the call ran (every toolset gives the model this same text). */
 export function toolCancelled(toolName: string, reason: unknown): ToolReturnValue {
   return toolError({ message: `Tool \`${toolName}\` was cancelled: ${describeError(reason)}`, brief: 'Cancelled' });

@@ -1,4 +1,5 @@
 import type { ToolCall } from '../message/parts.js';
+import type { ReplayPolicy } from './replay-policy.js';
 import type { Tool } from './tool.js';
 import type { ToolResult } from './tool-result.js';
 import { toolNotFound } from './tool-errors.js';
@@ -17,6 +18,15 @@ export interface ToolContext<TContext = unknown> {
   readonly stepId: string;
   /** Position of the call in the step's tool calls (`step()` always sets it); with `stepId`, a unique key of the call. */
   readonly index?: number;
+  /**
+   * A key of this call to hand to an external API as its idempotency key (a payment, an email, a
+   * job): `step()` always sets it. Under an agent (`Agent`, `kernel.agent()`), it is the call's
+   * stable identity — session, turn, step of the turn, call index — the same when the step is done
+   * again after a crash, a takeover by another worker, a resumed approval or a retry, so an API that
+   * honours idempotency keys performs the effect once. For a bare `step()` it is the step id and the
+   * index (unique, but a new step gets a new one).
+   */
+  readonly idempotencyKey?: string;
   /**
    * The run's context value, as given to `step({ context })`, `runner.step({ context })` or
    * `agent.run(input, { context })`: request-scoped data (the user, their auth, a database handle)
@@ -50,6 +60,12 @@ export interface Toolset<TContext = unknown> {
    * error result, and the call does not run. Wrap any toolset with `requireApproval` to add it.
    */
   needsApproval?(toolCall: ToolCall, context: ToolContext<TContext>): boolean | Promise<boolean>;
+  /**
+   * What may happen to this call if it was interrupted (its start recorded, its outcome not) and its
+   * step is done again: see {@link ReplayPolicy}. Optional: without it, or for an answer that is no
+   * policy, `'never'`. Synchronous: it is asked before the call starts and when a step is redone.
+   */
+  replayPolicy?(toolCall: ToolCall): ReplayPolicy;
 }
 
 /** Service identifier of {@link Toolset} in the kernel's container (global in the root, a tenant's in its child). */

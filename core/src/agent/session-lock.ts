@@ -1,0 +1,176 @@
+import { constants } from 'node:fs';
+import { mkdir, open, rmdir, stat, unlink, utimes } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { randomUUID } from '../random-uuid.js';
+import { ContextFileError } from './context-errors.js';
+
+/** What a lock file says of its holder. */
+interface Holder {
+  readonly pid: number;
+  readonly host: string;
+  readonly token: string;
+  readonly since: string;
+}
+
+/** Options of {@link SessionLock.acquire}. */
+export interface SessionLockOptions {
+  /**
+   * How long a lock of a process on another host stays valid without its heartbeat (its file's
+   * mtime, touched every third of this); default 10 s. A lock of this host is valid while its process lives.
+   */
+  readonly staleMs?: number;
+}
+
+const DEFAULT_STALE_MS = 10_000;
+
+/**
+ * The exclusive lock of one history file, held by the context that writes it: a file
+ * `<history>.lock`, created exclusively (never through a symbolic link), naming the process that
+ * holds it. A lock whose process is gone (on this host: the pid no longer runs, e.g. after a
+ * SIGKILL; on another: its heartbeat stopped) is taken over, under a takeover directory so that two
+ * processes cannot both take it. The lock installs no process handlers: a process that exits without
+ * releasing it leaves the file, which the next holder takes over at once.
+ */
+export class SessionLock {
+  #heartbeat: NodeJS.Timeout | undefined;
+  #released = false;
+
+  private constructor(
+    readonly path: string,
+    readonly lockPath: string,
+    private readonly token: string,
+    staleMs: number,
+  ) {
+    this.#heartbeat = setInterval(() => void utimes(lockPath, new Date(), new Date()).catch(() => undefined), Math.max(100, Math.floor(staleMs / 3)));
+    this.#heartbeat.unref();
+  }
+
+  /**
+   * Takes the lock of history file `path`.
+   *
+   * @throws ContextFileError `locked` when a live process holds it (this one included), naming it.
+   */
+  static async acquire(path: string, options: SessionLockOptions = {}): Promise<SessionLock> {
+    const staleMs = options.staleMs ?? DEFAULT_STALE_MS;
+    const lockPath = `${path}.lock`;
+    const token = randomUUID();
+    const me: Holder = { pid: process.pid, host: hostname(), token, since: new Date().toISOString() };
+    for (let attempt = 0; ; attempt++) {
+      if (await create(lockPath, me)) return new SessionLock(path, lockPath, token, staleMs);
+      const seen = await readHolder(lockPath);
+      if (seen === 'gone') continue;
+      if (!isStale(seen, staleMs) || attempt >= 20) {
+        const who = seen.holder ? `process ${seen.holder.pid} on ${seen.holder.host} (since ${seen.holder.since})` : 'another process';
+        throw new ContextFileError(path, 'locked', `the session is in use by ${who}: one context writes a session at a time (lock file ${lockPath})`);
+      }
+      await takeOver(lockPath, seen, staleMs);
+    }
+  }
+
+  /** Releases the lock (once; a lock that is no longer this one's is left alone). */
+  async release(): Promise<void> {
+    if (this.#released) return;
+    this.#released = true;
+    clearInterval(this.#heartbeat);
+    const seen = await readHolder(this.lockPath);
+    if (seen !== 'gone' && seen.holder?.token === this.token) await unlink(this.lockPath).catch(() => undefined);
+  }
+}
+
+/** A lock file as read: its holder (`undefined` while its creator is still writing it, or unreadable) and its mtime. */
+interface Seen {
+  readonly holder: Holder | undefined;
+  readonly mtimeMs: number;
+  readonly ino: number;
+}
+
+/** Creates the lock file exclusively, with `me` in it; `false` if one exists. */
+async function create(lockPath: string, me: Holder): Promise<boolean> {
+  let handle;
+  try {
+    handle = await open(lockPath, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | (constants.O_NOFOLLOW ?? 0), 0o600);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') return false;
+    if (code === 'ENOENT' || code === 'ENOTDIR') {
+      throw new ContextFileError(lockPath.slice(0, -'.lock'.length), 'missing-directory', 'its directory does not exist', { cause: error });
+    }
+    throw error;
+  }
+  try {
+    await handle.writeFile(JSON.stringify(me));
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  return true;
+}
+
+async function readHolder(lockPath: string): Promise<Seen | 'gone'> {
+  let text: string;
+  let stats;
+  try {
+    const handle = await open(lockPath, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
+    try {
+      stats = await handle.stat();
+      text = await handle.readFile('utf8');
+    } finally {
+      await handle.close();
+    }
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 'gone';
+    throw error;
+  }
+  let holder: Holder | undefined;
+  try {
+    const value = JSON.parse(text) as Partial<Holder>;
+    if (typeof value.pid === 'number' && typeof value.host === 'string' && typeof value.token === 'string') holder = value as Holder;
+  } catch {
+    holder = undefined;
+  }
+  return { holder, mtimeMs: stats.mtimeMs, ino: stats.ino };
+}
+
+/** Whether the holder is gone: a process of this host that no longer runs, or a lock whose heartbeat stopped. */
+function isStale(seen: Seen, staleMs: number): boolean {
+  const { holder } = seen;
+  if (holder !== undefined && holder.host === hostname()) return !isRunning(holder.pid);
+  return Date.now() - seen.mtimeMs > staleMs;
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Removes a stale lock file, provided it is still the one seen, under the takeover directory. */
+async function takeOver(lockPath: string, seen: Seen, staleMs: number): Promise<void> {
+  const mutex = `${lockPath}.takeover`;
+  try {
+    await mkdir(mutex, { mode: 0o700 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    // Someone else takes it over; a takeover directory left by a process that died there goes after staleMs.
+    const since = await stat(mutex).then((s) => s.mtimeMs, () => Date.now());
+    if (Date.now() - since > staleMs) await rmdir(mutex).catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 10 + Math.random() * 40));
+    return;
+  }
+  try {
+    const now = await readHolder(lockPath);
+    if (now !== 'gone' && now.ino === seen.ino && now.holder?.token === seen.holder?.token) await unlink(lockPath);
+  } finally {
+    await rmdir(mutex).catch(() => undefined);
+  }
+}
+
+/** Reads a lock file's holder, for messages and tests. @internal */
+export async function lockHolder(path: string): Promise<Holder | undefined> {
+  const seen = await readHolder(`${path}.lock`);
+  return seen === 'gone' ? undefined : seen.holder;
+}
+
