@@ -173,7 +173,7 @@ describe('Agent with approvals', () => {
     const agent = new Agent({ systemPrompt: '', step: ({ systemPrompt, history, signal }) => step({ systemPrompt, history, provider, toolset: tools, ...(signal ? { signal } : {}) }) });
     await agent.run('Deploy it.');
     const error = await agent.resume({ decisions: { d1: { type: 'approve' } } }).catch((e: unknown) => e);
-    expect((error as Error).message).to.match(/did not complete the pending step/);
+    expect((error as Error).message).to.match(/did not complete the step it was given/);
     expect(agent.context.history.map((m) => m.role)).to.deep.equal(['user']);
   });
 

@@ -61,6 +61,7 @@ describe('approvals across a restart', () => {
     await context.restore();
     expect(context.pendingStep).to.equal(undefined);
     expect(context.history.map((m) => m.role)).to.deep.equal(['user', 'assistant', 'tool', 'tool', 'assistant']);
+    await context.close(); // releases the session's lock for the third process
 
     // Nothing waits any more: a third process has nothing to resume, and the file stays as it is.
     const before = await readFile(session);

@@ -78,7 +78,9 @@ describe('LinearContext', () => {
     try {
       for (const tail of ['{"role":"user","con', '{"role":"assist']) {
         await writeFile(path, `{"role":"user","content":"one"}\n${tail}`);
-        saved.push((await new LinearContext(path).restore()).tornLineSavedTo!);
+        const context = new LinearContext(path);
+        saved.push((await context.restore()).tornLineSavedTo!);
+        await context.close(); // releases the session's lock, for the next round's context
       }
     } finally {
       clock.restore();
@@ -91,7 +93,9 @@ describe('LinearContext', () => {
     for (const torn of ['{"role":"user","content":"hel', '{"role": "user", "content": "hel']) {
       const path = join(dir, 'first.jsonl');
       await writeFile(path, torn);
-      const report = await new LinearContext(path).restore();
+      const context = new LinearContext(path);
+      const report = await context.restore();
+      await context.close();
       expect(report).to.include({ messages: 0, recoveredTornLine: true });
       expect(await readFile(path, 'utf8')).to.equal('');
       expect(await readFile(report.tornLineSavedTo!, 'utf8')).to.equal(torn);
@@ -197,6 +201,7 @@ describe('LinearContext', () => {
     await restored.close();
     await appendFile(path, '{"role":"user","content":"again"}\n');
     expect(await restored.append(user('three')).catch((e: unknown) => e)).to.include({ problem: 'file-changed' });
+    await restored.close(); // the failed append had taken the session's lock again
 
     const late = new LinearContext(path);
     await late.restore();
@@ -321,6 +326,7 @@ describe('LinearContext', () => {
       await restored.close();
       const again = new LinearContext(path);
       expect((await again.restore()).messages).to.equal(complete + 1);
+      await again.close(); // the next round's writer takes the session's lock
       // A kill rarely tears a line (the kernel finishes a write() in progress); a power cut can. So the
       // last round also adds a torn tail by hand, and the restore below must cut it off.
       if (round === 2) await appendFile(path, '{"role":"user","con');

@@ -137,13 +137,13 @@ describe('step()', () => {
       const result = await step({ ...base, provider: new MockChatProvider([call('a'), call('b')]), toolset, context: { user: 'u1' }, stepId: 'step-7' });
       await result.toolResults();
       expect(seen.map((s) => s.keys)).to.deep.equal([
-        ['context', 'index', 'signal', 'stepId', 'toolCall'],
-        ['context', 'index', 'signal', 'stepId', 'toolCall'],
+        ['context', 'idempotencyKey', 'index', 'signal', 'stepId', 'toolCall'],
+        ['context', 'idempotencyKey', 'index', 'signal', 'stepId', 'toolCall'],
       ]);
       const [first, second] = seen as [(typeof seen)[0], (typeof seen)[0]];
       expect(first.copy.signal).to.be.instanceOf(AbortSignal).and.equal(first.context.signal).and.equal(second.context.signal);
       expect(first.copy).to.include({ stepId: 'step-7', index: 0, toolCall: first.context.toolCall });
-      expect(second.copy).to.include({ stepId: 'step-7', index: 1 });
+      expect(second.copy).to.include({ stepId: 'step-7', index: 1, idempotencyKey: 'step-7/1' }); // a bare step: its id and the index
       expect(first.copy.context).to.deep.equal({ user: 'u1' });
       expect(first.copy.signal.aborted).to.equal(false);
     });

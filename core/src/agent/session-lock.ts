@@ -118,7 +118,11 @@ async function readHolder(lockPath: string): Promise<Seen | 'gone'> {
       await handle.close();
     }
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 'gone';
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return 'gone';
+    if (code === 'ELOOP' || code === 'EMLINK') {
+      throw new ContextFileError(lockPath.slice(0, -'.lock'.length), 'locked', `its lock file ${lockPath} is a symbolic link: refusing to follow it`, { cause: error });
+    }
     throw error;
   }
   let holder: Holder | undefined;

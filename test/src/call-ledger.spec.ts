@@ -1,0 +1,394 @@
+import {
+  Agent,
+  ContextFileError,
+  LinearContext,
+  ResumeConflictError,
+  ContextCorruptedError,
+  requireApproval,
+  step,
+  textPart,
+  toolCall,
+  toolOk,
+  APIConnectionError,
+  type AgentContext,
+  type ChatProvider,
+  type Message,
+  type StreamedMessage,
+  type Toolset,
+} from '@kosong/core';
+import { MockChatProvider } from '@kosong/provider-echo';
+import { expect } from 'chai';
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { appendFileSync, readFileSync } from 'node:fs';
+import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+
+const CHILD = fileURLToPath(new URL('./fixtures/ledger-child.js', import.meta.url));
+
+interface Child {
+  readonly child: ChildProcessByStdio<null, Readable, Readable>;
+  readonly output: () => string;
+  readonly exited: Promise<number | null>;
+}
+
+function start(config: Record<string, unknown>): Child {
+  const child = spawn(process.execPath, [CHILD, JSON.stringify(config)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  return { child, output: () => output, exited };
+}
+
+async function until(condition: () => boolean, what: string, ms = 15_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** The tool's own marker lines (`<pid> <idempotencyKey>`), one per time it ran. */
+function markerLines(path: string): string[] {
+  try {
+    return readFileSync(path, 'utf8').trim().split('\n').filter(Boolean);
+  } catch {
+    return [];
+  }
+}
+
+const INTERRUPTED = /Tool call was interrupted: it started, but its outcome was never recorded/;
+
+function toolTexts(history: readonly Message[]): string[] {
+  return history.filter((m) => m.role === 'tool').map((m) => m.content.map((p) => (p.type === 'text' ? p.text : '')).join(''));
+}
+
+async function restored(path: string): Promise<LinearContext> {
+  const context = new LinearContext(path);
+  await context.restore();
+  return context;
+}
+
+/** A model that calls `act` (`c1`) until the history has a tool result, then answers. */
+function actModel(): ChatProvider & { readonly requests: number } {
+  let requests = 0;
+  const provider = {
+    name: 'plan',
+    modelName: 'plan',
+    thinkingEffort: undefined,
+    generation: {},
+    get requests() {
+      return requests;
+    },
+    generate(...args: Parameters<ChatProvider['generate']>) {
+      requests++;
+      const done = args[2].some((m) => m.role === 'tool');
+      const mock = done ? new MockChatProvider([textPart('Done.')]) : new MockChatProvider([textPart('Acting.'), toolCall('c1', 'act', '{}')], { finishReason: 'tool_calls' });
+      return mock.generate(...args);
+    },
+    withThinking: () => provider,
+    withGeneration: () => provider,
+  };
+  return provider;
+}
+
+/** A tool `act` that appends its idempotency key to `marker` and answers `acted`. */
+function actTools(marker: string, extra: Partial<Toolset> = {}): Toolset {
+  return {
+    tools: [{ name: 'act', description: 'Has an effect.', parameters: { type: 'object' } }],
+    handle(call, { idempotencyKey }) {
+      appendFileSync(marker, `${process.pid} ${idempotencyKey}\n`);
+      return { toolCallId: call.id, returnValue: toolOk({ output: 'acted' }) };
+    },
+    ...extra,
+  };
+}
+
+describe('the call ledger', () => {
+  let dir: string;
+  let session: string;
+  let marker: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'kosong-ledger-'));
+    session = join(dir, 'session.jsonl');
+    marker = join(dir, 'marker.log');
+  });
+  afterEach(() => rm(dir, { recursive: true, force: true }));
+
+  describe('in the JSONL file', () => {
+    it('records each call before it runs and its outcome after, as lines other readers skip; the step then closes them', async () => {
+      const context = new LinearContext(session);
+      const agent = new Agent({ systemPrompt: '', context, step: (options) => step({ ...options, provider: actModel(), toolset: actTools(marker) }) });
+      const result = await agent.run('Act.', { turn: { id: 'turn-1' } });
+      await context.close();
+      expect(result.stopReason).to.equal('no_tool_calls');
+      const lines = (await readFile(session, 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+      expect(lines.map((line) => line['role'])).to.deep.equal(['user', '_call_started', '_call_settled', 'assistant', 'tool', 'assistant']);
+      expect(lines[1]).to.deep.include({ step_key: 'turn-1/1', index: 0, token_count: 0, content_from: 0, calls_from: 0 });
+      expect(lines[2]).to.deep.include({ step_key: 'turn-1/1', index: 0 });
+      // The tool saw the stable key of its call: turn, step of the turn, index.
+      expect(markerLines(marker).map((line) => line.split(' ')[1])).to.deep.equal(['turn-1/1/0']);
+      // The records are history once the step is: a new context has no open step.
+      const again = await restored(session);
+      expect(again.openStep).to.equal(undefined);
+      expect(again.history.map((m) => m.role)).to.deep.equal(['user', 'assistant', 'tool', 'assistant']);
+      await again.close();
+    });
+
+    it('does not record calls of tools that are safe to run again', async () => {
+      const context = new LinearContext(session);
+      const agent = new Agent({ systemPrompt: '', context, step: (options) => step({ ...options, provider: actModel(), toolset: actTools(marker, { replayPolicy: () => 'safe' }) }) });
+      await agent.run('Act.');
+      await context.close();
+      const roles = (await readFile(session, 'utf8')).trim().split('\n').map((line) => (JSON.parse(line) as { role: string }).role);
+      expect(roles).to.deep.equal(['user', 'assistant', 'tool', 'assistant']);
+    });
+
+    it('a file ending with a start record restores its open step; a record that does not follow is a corrupted file, left as it was', async () => {
+      const start = { role: '_call_started', token_count: 0, step_key: 't/1', index: 0, content_from: 0, calls_from: 0 };
+      const delta = { role: 'assistant', content: 'Acting.', tool_calls: [{ type: 'function', id: 'c1', function: { name: 'act', arguments: '{}' } }] };
+      await writeFile(session, `{"role":"user","content":"Act."}\n${JSON.stringify({ ...start, delta })}\n`);
+      const context = await restored(session);
+      expect(context.openStep).to.deep.equal({
+        key: 't/1',
+        message: { role: 'assistant', content: [textPart('Acting.')], toolCalls: [toolCall('c1', 'act', '{}')] },
+        calls: [{ started: true, result: undefined }],
+      });
+      await context.close();
+
+      const bad = `{"role":"user","content":"Act."}\n${JSON.stringify({ ...start, content_from: 3, delta })}\n`;
+      await writeFile(session, bad);
+      const error = await new LinearContext(session).restore().catch((e: unknown) => e);
+      expect(error).to.satisfy(ContextCorruptedError.isInstance);
+      expect((error as ContextCorruptedError).line).to.equal(2);
+      expect((error as Error).message).to.match(/continues the message at part 3/);
+      expect(await readFile(session, 'utf8')).to.equal(bad);
+    });
+
+    it('a call whose start cannot be recorded does not run: the model is told so', async () => {
+      const context = new LinearContext();
+      const failing: AgentContext = Object.create(context, {
+        ledger: {
+          value: {
+            get openStep() {
+              return undefined;
+            },
+            recordStart: () => Promise.reject(new Error('disk on fire')),
+            recordOutcome: () => Promise.resolve(),
+          },
+        },
+      }) as AgentContext;
+      const agent = new Agent({ systemPrompt: '', context: failing, step: (options) => step({ ...options, provider: actModel(), toolset: actTools(marker) }) });
+      await agent.run('Act.');
+      expect(markerLines(marker)).to.deep.equal([]);
+      expect(toolTexts(context.history)).to.deep.equal(['<system>ERROR: Tool call was not executed: its start could not be recorded in the call ledger (disk on fire)</system>']);
+    });
+  });
+
+  describe('a step redone in the same process (a retry)', () => {
+    it('is completed from the ledger, not asked of the model again: the call that ran keeps its result and runs once', async () => {
+      let requests = 0;
+      const provider: ChatProvider = {
+        name: 'flaky',
+        modelName: 'flaky',
+        thinkingEffort: undefined,
+        generation: {},
+        async generate(...args) {
+          requests++;
+          if (args[2].some((m) => m.role === 'tool')) return new MockChatProvider([textPart('Done.')]).generate(...args);
+          // The call is complete (a part follows it), the tool runs, then the connection breaks.
+          const inner = await new MockChatProvider([textPart('Acting.'), toolCall('c1', 'act', '{}'), textPart(' and')]).generate(...args);
+          const stream: StreamedMessage = {
+            ...inner,
+            async *[Symbol.asyncIterator]() {
+              for await (const part of inner) yield part;
+              await new Promise((resolve) => setTimeout(resolve, 20));
+              throw new APIConnectionError('connection reset');
+            },
+          };
+          return stream;
+        },
+        withThinking: () => provider,
+        withGeneration: () => provider,
+      };
+      const context = new LinearContext(session);
+      const events: string[] = [];
+      const agent = new Agent({ systemPrompt: '', context, retry: { initialDelayMs: 1, maxDelayMs: 1, jitterMs: 0 }, step: (options) => step({ ...options, provider, toolset: actTools(marker) }) });
+      const result = await agent.run('Act.', { onEvent: (e) => void events.push(e.type) });
+      await context.close();
+      expect(result).to.deep.include({ stopReason: 'no_tool_calls', steps: 2 });
+      expect(markerLines(marker)).to.have.length(1);
+      expect(requests).to.equal(2); // step 1 once (its retry came from the ledger), step 2 once
+      expect(events.filter((e) => e === 'retry')).to.have.length(1);
+      const history = (await restored(session)).history;
+      expect(history.map((m) => m.role)).to.deep.equal(['user', 'assistant', 'tool', 'assistant']);
+      expect(history[1]!.toolCalls?.map((c) => c.id)).to.deep.equal(['c1']);
+      expect(toolTexts(history)).to.deep.equal(['acted']);
+    });
+  });
+
+  describe('resumes of one pending step at once', () => {
+    async function deferred(): Promise<{ context: LinearContext; agent: () => Agent }> {
+      const context = new LinearContext(session);
+      const toolset = requireApproval(actTools(marker));
+      const agent = (): Agent => new Agent({ systemPrompt: '', context, step: (options) => step({ ...options, provider: actModel(), toolset }) });
+      const first = await agent().run('Act.');
+      expect(first.stopReason).to.equal('approval_required');
+      return { context, agent };
+    }
+
+    it('200 pairs in one process (approve/approve, approve/deny): one wins, the other is refused before anything runs, the file says what happened', async function () {
+      this.timeout(120_000);
+      for (let pair = 0; pair < 200; pair++) {
+        await rm(session, { force: true });
+        await rm(marker, { force: true });
+        const { context, agent } = await deferred();
+        const second = pair % 2 === 0 ? ({ type: 'approve' } as const) : ({ type: 'deny', reason: 'no' } as const);
+        const outcomes = await Promise.allSettled([agent().resume({ decisions: { c1: { type: 'approve' } } }), agent().resume({ decisions: { c1: second } })]);
+        expect(outcomes[0]!.status).to.equal('fulfilled');
+        expect(outcomes[1]!.status).to.equal('rejected');
+        expect((outcomes[1] as PromiseRejectedResult).reason).to.satisfy(ResumeConflictError.isInstance);
+        await context.close();
+        expect(markerLines(marker)).to.have.length(1);
+        const lines = (await readFile(session, 'utf8')).split('\n').filter((line) => line.includes('"_step_resumed"'));
+        expect(lines).to.have.length(1);
+        const loaded = await restored(session);
+        expect(loaded.pendingStep).to.equal(undefined);
+        expect(toolTexts(loaded.history)).to.deep.equal(['acted']);
+        await loaded.close();
+      }
+    });
+
+    it('in two processes: the second cannot even load the session while the first holds it', async function () {
+      this.timeout(180_000);
+      const pairs = Number(process.env['KOSONG_LEDGER_PROCESS_PAIRS'] ?? 10);
+      for (let pair = 0; pair < pairs; pair++) {
+        await rm(session, { force: true });
+        await rm(marker, { force: true });
+        const { context } = await deferred();
+        await context.close();
+        const decisions = { c1: { type: 'approve' } };
+        const other = pair % 2 === 0 ? decisions : { c1: { type: 'deny', reason: 'no' } };
+        const [a, b] = [start({ mode: 'resume', session, marker, approval: true, decisions, sleepMs: 300 }), start({ mode: 'resume', session, marker, approval: true, decisions: other, sleepMs: 300 })];
+        const codes = await Promise.all([a.exited, b.exited]);
+        const outputs = [a.output(), b.output()];
+        // Exactly one resumed it; the other was refused, at start or (if it came after) with nothing left to resume.
+        expect(codes.filter((code) => code === 0), outputs.join('\n')).to.have.length(1);
+        const refused = outputs[codes.findIndex((code) => code !== 0)]!;
+        expect(refused).to.match(/error (ContextFileError: .*the session is in use by process|NoPendingApprovalError)/);
+        expect(markerLines(marker).length).to.be.at.most(1);
+        const loaded = await restored(session);
+        expect(loaded.pendingStep).to.equal(undefined);
+        await loaded.close();
+      }
+    });
+  });
+
+  describe('a process killed while a call runs', () => {
+    it("a 'never' tool: the next turn completes the step first, the model is told the call was interrupted, and the tool never runs again", async function () {
+      this.timeout(30_000);
+      const first = start({ mode: 'run', session, marker, sleepMs: 60_000 });
+      await until(() => first.output().includes('tool-started'), 'the tool to start');
+      first.child.kill('SIGKILL');
+      await first.exited;
+
+      const second = start({ mode: 'run', session, marker, input: 'Go on.' });
+      expect(await second.exited).to.equal(0, second.output());
+      expect(markerLines(marker)).to.have.length(1);
+      const history = (await restored(session)).history;
+      expect(history.map((m) => m.role)).to.deep.equal(['user', 'assistant', 'tool', 'user', 'assistant']);
+      expect(toolTexts(history)[0]).to.match(INTERRUPTED);
+      expect(history.at(-1)!.content[0]).to.deep.include({ text: `Done: ${toolTexts(history)[0]}` });
+    });
+
+    it("a 'safe' tool is not recorded: the next turn asks the model again, the call runs again and the turn completes", async function () {
+      this.timeout(30_000);
+      const first = start({ mode: 'run', session, marker, policy: 'safe', sleepMs: 60_000 });
+      await until(() => first.output().includes('tool-started'), 'the tool to start');
+      first.child.kill('SIGKILL');
+      await first.exited;
+      // A safe call is not recorded: the step is asked of the model again, and its call runs again.
+      const second = start({ mode: 'run', session, marker, policy: 'safe', input: 'Go on.' });
+      expect(await second.exited).to.equal(0, second.output());
+      const lines = markerLines(marker);
+      expect(lines).to.have.length(2);
+      expect(toolTexts((await restored(session)).history)).to.deep.equal(['acted']);
+    });
+
+    it("an 'ask' tool: the approval handler is asked with replay: true; approved, it runs again with the same key", async function () {
+      this.timeout(30_000);
+      const first = start({ mode: 'run', session, marker, policy: 'ask', sleepMs: 60_000 });
+      await until(() => first.output().includes('tool-started'), 'the tool to start');
+      first.child.kill('SIGKILL');
+      await first.exited;
+      const second = start({ mode: 'run', session, marker, policy: 'ask', approveReplays: true, input: 'Go on.' });
+      expect(await second.exited).to.equal(0, second.output());
+      expect(second.output()).to.include('replay-asked');
+      const lines = markerLines(marker);
+      expect(lines).to.have.length(2);
+      expect(lines[0]!.split(' ')[1]).to.equal(lines[1]!.split(' ')[1]); // the call's stable key, across processes
+      expect(toolTexts((await restored(session)).history)).to.deep.equal(['acted']);
+    });
+
+    it('an approved call killed while it runs is not run by the next resume: it gets the interrupted result, the session loads', async function () {
+      this.timeout(30_000);
+      const deferring = start({ mode: 'run', session, marker, approval: true });
+      expect(await deferring.exited).to.equal(0, deferring.output());
+      expect(deferring.output()).to.include('approval_required');
+      const decisions = { c1: { type: 'approve' } };
+      const resuming = start({ mode: 'resume', session, marker, approval: true, decisions, sleepMs: 60_000 });
+      await until(() => resuming.output().includes('tool-started'), 'the approved tool to start');
+      resuming.child.kill('SIGKILL');
+      await resuming.exited;
+
+      const again = start({ mode: 'resume', session, marker, approval: true, decisions });
+      expect(await again.exited).to.equal(0, again.output());
+      expect(markerLines(marker)).to.have.length(1);
+      const loaded = await restored(session);
+      expect(loaded.pendingStep).to.equal(undefined);
+      expect(toolTexts(loaded.history)[0]).to.match(INTERRUPTED);
+      await loaded.close();
+    });
+  });
+
+  describe("the session's lock", () => {
+    it('a second context on the same file, in this process, is refused with the holder named; after close it may', async () => {
+      const first = await restored(session);
+      const error = await new LinearContext(session).restore().catch((e: unknown) => e);
+      expect(error).to.satisfy(ContextFileError.isInstance);
+      expect(error).to.include({ problem: 'locked' });
+      expect((error as Error).message).to.include(`process ${process.pid} on ${hostname()}`);
+      await first.close();
+      const second = await restored(session);
+      await second.close();
+    });
+
+    it('a lock left by a process that died is taken over at once', async () => {
+      const dead = spawn(process.execPath, ['-e', '0']);
+      const pid = dead.pid!;
+      await new Promise((resolve) => dead.on('close', resolve));
+      await writeFile(`${session}.lock`, JSON.stringify({ pid, host: hostname(), token: 'old', since: new Date().toISOString() }));
+      const started = Date.now();
+      const context = await restored(session);
+      expect(Date.now() - started).to.be.below(1_000);
+      await context.append({ role: 'user', content: [textPart('mine now')] });
+      await context.close();
+    });
+
+    it('a symbolic link where the lock would be is never followed', async () => {
+      const target = join(dir, 'victim');
+      await writeFile(target, 'precious');
+      await symlink(target, `${session}.lock`);
+      const error = await new LinearContext(session).restore().catch((e: unknown) => e);
+      expect(error).to.satisfy(ContextFileError.isInstance);
+      expect(await readFile(target, 'utf8')).to.equal('precious');
+    });
+
+    it('refuses an option it does not know', () => {
+      expect(() => new LinearContext(session, { lok: false } as never)).to.throw(TypeError, /unknown option "lok"/);
+    });
+  });
+});
