@@ -1,4 +1,4 @@
-import type { JsonValue, Tool, ToolContext, ToolReturnValue } from '@kosong/core';
+import type { JsonValue, ReplayPolicy, Tool, ToolContext, ToolReturnValue } from '@kosong/core';
 import type { SchemaIssue } from '@kosong/core/json-schema';
 
 /**
@@ -31,6 +31,12 @@ export interface CallableTool<Args = unknown> extends Tool {
   readonly timeoutMs?: number;
   /** Cap on the characters of text output the model gets; overrides the toolset's default. */
   readonly maxOutputChars?: number;
+  /**
+   * The tool's replay policy: what may happen to an interrupted call of it (its start recorded, its
+   * outcome not) when its step is done again; `'never'` when absent. See `ReplayPolicy` in
+   * `@kosong/core`, and the `replay` option of {@link defineTool}.
+   */
+  readonly replay?: ReplayPolicy;
   /**
    * Checks parsed JSON arguments (never `undefined`: absent arguments are `{}`). Must not throw for
    * bad input: report it as issues. May return a promise (e.g. for async refinements).

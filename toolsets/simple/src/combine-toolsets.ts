@@ -1,8 +1,10 @@
 import {
   describeError,
+  replayPolicyOf,
   toolError,
   toolNotFound,
   toolRuntimeError,
+  type ReplayPolicy,
   type Tool,
   type ToolCall,
   type ToolContext,
@@ -41,6 +43,8 @@ interface Routes {
  * changes, and a conflict that appears then makes `tools` throw and calls of that name get an error
  * result naming both toolsets.
  *
+ * Each call's replay policy (`Toolset.replayPolicy`) is the one of the toolset that has its tool.
+ *
  * Name a toolset in errors by passing `{ name, toolset }`; otherwise its own `name` property is used
  * if it has one (as {@link SimpleToolset} does), else its position and class (`toolset #2 (SimpleToolset)`).
  *
@@ -74,6 +78,15 @@ class CombinedToolset implements Toolset {
     } catch (error) {
       return threw(toolCall, error);
     }
+  }
+
+  /**
+   * The replay policy of a call, as the toolset that has its tool declares it (`'never'` when that
+   * toolset declares none, and for a name no toolset has or two have).
+   */
+  replayPolicy(toolCall: ToolCall): ReplayPolicy {
+    const route = this.route(toolCall.function.name);
+    return 'toolset' in route ? replayPolicyOf(route.toolset, toolCall) : 'never';
   }
 
   /** The toolset that has the tool, or the error result the model gets. */

@@ -4,12 +4,13 @@ import type { ArgumentCheck, CallableTool, ToolOutput, ValidationIssue } from '.
 import { deepFreeze } from './deep-freeze.js';
 import { ToolDefinitionError } from './errors.js';
 import { stripPrototypeKeys } from './prototype-keys.js';
+import { checkReplay, type ReplayOption } from './replay-option.js';
 import { checkLimits, checkNameAndDescription, type ToolLimits } from './tool-limits.js';
 import { formatJsonPath } from '@kosong/core/json-schema';
 import { zodToJsonSchema } from '@kosong/core/json-schema';
 
 /** What {@link defineTool} needs: the model-facing name and description, a zod 4 schema, and the code. */
-export interface ToolDefinition<Schema extends $ZodType> extends ToolLimits {
+export interface ToolDefinition<Schema extends $ZodType> extends ToolLimits, ReplayOption {
   readonly name: string;
   readonly description: string;
   /** The arguments, as a zod 4 schema (classic `zod` or `zod/mini`); usually a `z.object(…)`. */
@@ -34,15 +35,17 @@ export interface ToolDefinition<Schema extends $ZodType> extends ToolLimits {
  *   description: 'Adds two numbers.',
  *   parameters: z.object({ a: z.number().describe('First'), b: z.number().default(0) }),
  *   execute: ({ a, b }) => String(a + b),
+ *   replay: 'safe', // no side effect: an interrupted call may run again
  * });
  * ```
- * @throws ToolDefinitionError for an invalid name, description or limit, or a schema that has no
+ * @throws ToolDefinitionError for an invalid name, description, limit or `replay`, or a schema that has no
  *   JSON Schema equivalent (`z.date()`, `z.bigint()`, `z.map()`, …).
  */
 export function defineTool<Schema extends $ZodType>(definition: ToolDefinition<Schema>): CallableTool<output<Schema>> {
   const { name, description, parameters: schema } = definition;
   checkNameAndDescription(name, description);
   const limits = checkLimits(name, definition);
+  const replay = checkReplay(name, definition.replay);
   if (typeof schema !== 'object' || schema === null || !('_zod' in schema)) {
     throw new ToolDefinitionError(name, 'parameters must be a zod 4 schema (for a JSON Schema, use defineJsonSchemaTool)');
   }
@@ -57,6 +60,7 @@ export function defineTool<Schema extends $ZodType>(definition: ToolDefinition<S
     description,
     parameters,
     ...limits,
+    ...replay,
     validate: (args: JsonValue) => validateWithZod(schema, args),
     execute: (args: output<Schema>, context: ToolContext) => definition.execute(args, context),
   });

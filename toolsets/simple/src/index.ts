@@ -16,6 +16,7 @@ export { defineJsonSchemaTool, type JsonSchemaToolDefinition } from './define-js
 export { SimpleToolset, type AddToolOptions, type SimpleToolsetOptions } from './simple-toolset.js';
 export { combineToolsets, type NamedToolset } from './combine-toolsets.js';
 export type { ToolLimits } from './tool-limits.js';
+export type { ReplayOption } from './replay-option.js';
 export { ToolDefinitionError, ToolNameConflictError, UnknownToolError } from './errors.js';
 export { derefJsonSchema, zodToJsonSchema } from '@kosong/core/json-schema';
 export { stripPrototypeKeys } from './prototype-keys.js';

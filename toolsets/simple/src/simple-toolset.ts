@@ -9,6 +9,7 @@ import {
   toolRuntimeError,
   toolValidateError,
   type Tool,
+  type ReplayPolicy,
   type ToolCall,
   type ToolContext,
   type ToolResult,
@@ -19,6 +20,7 @@ import pLimit, { type LimitFunction } from 'p-limit';
 import type { ArgumentCheck, CallableTool } from './callable-tool.js';
 import { ToolDefinitionError, ToolNameConflictError, UnknownToolError } from './errors.js';
 import { truncateOutput } from './output-limit.js';
+import { checkReplay } from './replay-option.js';
 import { checkLimits, type ToolLimits } from './tool-limits.js';
 import { describeReturnType, toolAborted, toolAbortedBeforeStart, toolTimedOut } from './tool-results.js';
 import { formatIssues } from '@kosong/core/json-schema';
@@ -117,7 +119,8 @@ export class SimpleToolset implements Toolset {
    * Adds a tool at the end. Calls already running are not affected by later changes.
    *
    * @throws ToolNameConflictError if a tool of that name exists (unless `replace` is set: then the
-   *   new tool takes the old one's position); ToolDefinitionError if `tool` is not a {@link CallableTool}.
+   *   new tool takes the old one's position); ToolDefinitionError if `tool` is not a {@link CallableTool}
+   *   (or its `replay` is no replay policy).
    */
   add(tool: CallableTool, options: AddToolOptions = {}): this {
     assertCallableTool(tool);
@@ -148,6 +151,14 @@ export class SimpleToolset implements Toolset {
   /** The tool of that name, if any. */
   get(name: string): CallableTool | undefined {
     return this.byName.get(name);
+  }
+
+  /**
+   * The replay policy of a call: its tool's `replay` (see {@link CallableTool.replay}); `'never'` for
+   * a tool that declares none and for a name the toolset does not have (now).
+   */
+  replayPolicy(toolCall: ToolCall): ReplayPolicy {
+    return this.byName.get(toolCall.function.name)?.replay ?? 'never';
   }
 
   /** Handles one call (see the class documentation for what the model gets). Never throws. */
@@ -235,7 +246,8 @@ export class SimpleToolset implements Toolset {
     stepSignal.addEventListener('abort', onStepAbort, { once: true });
 
     this.active++;
-    const toolContext: ToolContext = { signal: controller.signal, toolCall: call, stepId: context.stepId };
+    // The step's context (index, idempotency key, run context), with a signal that the timeout aborts too.
+    const toolContext: ToolContext = { ...context, signal: controller.signal };
     const settled = (async () => {
       let value: ToolReturnValue;
       try {
@@ -295,4 +307,5 @@ function assertCallableTool(tool: CallableTool): void {
   if (typeof candidate.validate !== 'function' || typeof candidate.execute !== 'function') {
     throw new ToolDefinitionError(name, 'not a CallableTool: it needs validate() and execute() (use defineTool or defineJsonSchemaTool)');
   }
+  checkReplay(name, candidate.replay);
 }
