@@ -9,11 +9,12 @@ export interface ReplayOption {
    *
    * - `'never'` (the default): it is not run again; the model gets an error result saying the call
    *   was interrupted and may have run.
-   * - `'safe'`: it runs again. Declare it only for tools that may run twice: reads, lookups, and
-   *   writes keyed by the call's `ToolContext.idempotencyKey` (pass it on to the API you call).
+   * - `'safe'`: it runs again (and its calls are not recorded). Declare it only for tools whose
+   *   repetition is harmless: reads, lookups, writes that set a value rather than add one.
    * - `'ask'`: the approval handler is asked whether to run it again.
    *
-   * See `ReplayPolicy` in `@kosong/core`.
+   * Whatever the policy, a tool with an external effect should pass `ToolContext.idempotencyKey` on
+   * to the API it calls: a recorded call run again carries the same key. See `ReplayPolicy` in `@kosong/core`.
    */
   readonly replay?: ReplayPolicy;
 }
