@@ -10,7 +10,13 @@ import {
   toolCall,
   toolOk,
   APIConnectionError,
+  Kernel,
+  OpenStepState,
+  callRecordFromJSON,
+  callRecordToJSON,
+  definePlugin,
   type AgentContext,
+  type CallRecord,
   type ChatProvider,
   type Message,
   type StreamedMessage,
@@ -227,6 +233,87 @@ describe('the call ledger', () => {
       expect(history.map((m) => m.role)).to.deep.equal(['user', 'assistant', 'tool', 'assistant']);
       expect(history[1]!.toolCalls?.map((c) => c.id)).to.deep.equal(['c1']);
       expect(toolTexts(history)).to.deep.equal(['acted']);
+    });
+  });
+
+  describe('a step redone in the same process, its call still running when the request failed', () => {
+    it("the call is aborted with the step and, being 'never', comes back to the model as interrupted: it ran once", async () => {
+      let requests = 0;
+      const provider: ChatProvider = {
+        name: 'flaky',
+        modelName: 'flaky',
+        thinkingEffort: undefined,
+        generation: {},
+        async generate(...args) {
+          requests++;
+          if (args[2].some((m) => m.role === 'tool')) return new MockChatProvider([textPart('Done.')]).generate(...args);
+          const inner = await new MockChatProvider([toolCall('c1', 'act', '{}'), textPart('...')]).generate(...args);
+          return {
+            ...inner,
+            async *[Symbol.asyncIterator]() {
+              for await (const part of inner) yield part;
+              await until(() => markerLines(marker).length > 0, 'the tool to start');
+              throw new APIConnectionError('connection reset');
+            },
+          } satisfies StreamedMessage;
+        },
+        withThinking: () => provider,
+        withGeneration: () => provider,
+      };
+      const slow = actTools(marker);
+      const toolset: Toolset = {
+        ...slow,
+        async handle(call, context) {
+          slow.handle(call, context);
+          await new Promise((resolve) => context.signal.addEventListener('abort', resolve, { once: true }));
+          return { toolCallId: call.id, returnValue: toolOk({ output: 'aborted late' }) };
+        },
+      };
+      const context = new LinearContext();
+      const agent = new Agent({ systemPrompt: '', context, retry: { initialDelayMs: 1, maxDelayMs: 1, jitterMs: 0 }, step: (options) => step({ ...options, provider, toolset }) });
+      const result = await agent.run('Act.');
+      expect(result).to.deep.include({ stopReason: 'no_tool_calls', steps: 2 });
+      expect(requests).to.equal(2);
+      expect(markerLines(marker)).to.have.length(1);
+      expect(toolTexts(context.history)[0]).to.match(INTERRUPTED);
+    });
+  });
+
+  describe('records', () => {
+    it('round-trip through their wire form; an outcome of a call never run makes it a call that never started', () => {
+      const records: CallRecord[] = [
+        { type: 'start', key: 'k/1', index: 0, contentFrom: 0, content: [textPart('Acting.')], callsFrom: 0, toolCalls: [toolCall('c1', 'act', '{}'), toolCall('c2', 'act', '{"n":2}')] },
+        { type: 'start', key: 'k/1', index: 1, contentFrom: 1, content: [], callsFrom: 2, toolCalls: [] },
+        { type: 'outcome', key: 'k/1', index: 0, result: { toolCallId: 'c1', returnValue: toolOk({ output: 'acted' }) } },
+        { type: 'outcome', key: 'k/1', index: 1, result: { toolCallId: 'c2', returnValue: toolOk({ output: 'no' }) }, ran: false },
+      ];
+      const state = new OpenStepState();
+      for (const record of records) {
+        const back = callRecordFromJSON(JSON.parse(JSON.stringify(callRecordToJSON(record, 7))));
+        expect(back).to.deep.equal(record);
+        state.apply(back);
+      }
+      expect(state.openStep!.calls).to.deep.equal([
+        { started: true, result: { toolCallId: 'c1', returnValue: toolOk({ output: 'acted' }) } },
+        { started: false, result: undefined },
+      ]);
+      expect(() => state.apply({ ...records[0]!, key: 'other/1' } as CallRecord)).to.throw(/starts while step "k\/1" is open/);
+      expect(() => new OpenStepState().apply(records[2]!)).to.throw(/has no recorded start/);
+      expect(() => callRecordFromJSON({ ...callRecordToJSON(records[3]!, 0), ran: true })).to.throw(/ran must be false/);
+    });
+  });
+
+  describe('through the kernel', () => {
+    it("kernel.agent() hands its steps the context's ledger: a call's start and outcome are in the file", async () => {
+      const kernel = new Kernel();
+      await kernel.use(definePlugin({ name: 'act', setup: (ctx) => (ctx.bindChatProvider('plan', actModel(), { default: true }), ctx.bindToolset(actTools(marker))) }));
+      const context = new LinearContext(session);
+      await kernel.agent({ systemPrompt: '', context }).run('Act.', { turn: { id: 'k-turn' } });
+      await context.close();
+      const roles = (await readFile(session, 'utf8')).trim().split('\n').map((line) => (JSON.parse(line) as { role: string }).role);
+      expect(roles).to.deep.equal(['user', '_call_started', '_call_settled', 'assistant', 'tool', 'assistant']);
+      expect(markerLines(marker).map((line) => line.split(' ')[1])).to.deep.equal(['k-turn/1/0']);
+      await kernel.dispose();
     });
   });
 

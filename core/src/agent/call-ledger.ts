@@ -24,6 +24,11 @@ export interface CallOutcomeRecord {
   readonly key: string;
   readonly index: number;
   readonly result: ToolResult;
+  /**
+   * `false` when the toolset was never called after all (the step was cancelled while the start was
+   * being recorded): a redo then takes the call for one that never started. Absent: it ran.
+   */
+  readonly ran?: false;
 }
 
 /** A record of the call ledger. */
@@ -108,7 +113,7 @@ export class OpenStepState {
       if (step?.key !== record.key) throw new Error(`an outcome of a call of step "${record.key}", which has no recorded start`);
       const call = step.calls[record.index];
       if (call?.started !== true) throw new Error(`an outcome of call ${record.index} of step "${record.key}", whose start is not recorded`);
-      step.calls[record.index] = { started: true, result: record.result };
+      step.calls[record.index] = record.ran === false ? NOT_STARTED : { started: true, result: record.result };
       return;
     }
     if (step !== undefined && step.key !== record.key) {
@@ -201,8 +206,9 @@ export function stepLedgerOf(ledger: CallLedger, key: string): StepLedger {
       callsLength = Math.max(callsLength, toolCalls.length);
       return ledger.recordStart(record);
     },
-    callSettled(index, result) {
-      ledger.recordOutcome({ type: 'outcome', key, index, result }).catch(() => undefined); // a lost outcome: the call counts as interrupted
+    callSettled(index, result, ran) {
+      const record: CallOutcomeRecord = ran === false ? { type: 'outcome', key, index, result, ran } : { type: 'outcome', key, index, result };
+      ledger.recordOutcome(record).catch(() => undefined); // a lost outcome: the call counts as interrupted
     },
   };
 }

@@ -19,7 +19,8 @@ export const CALL_SETTLED_ROLE = '_call_settled';
 /** The wire form of a ledger record, with the history's token count (for readers that know only that). */
 export function callRecordToJSON(record: CallRecord, tokenCount: number): JsonObject {
   if (record.type === 'outcome') {
-    return { role: CALL_SETTLED_ROLE, token_count: tokenCount, step_key: record.key, index: record.index, result: toolResultToJSON(record.result) };
+    const wire: JsonObject = { role: CALL_SETTLED_ROLE, token_count: tokenCount, step_key: record.key, index: record.index, result: toolResultToJSON(record.result) };
+    return record.ran === false ? { ...wire, ran: false } : wire;
   }
   const delta = messageToJSON({ role: 'assistant', content: record.content, toolCalls: record.toolCalls });
   return {
@@ -47,7 +48,12 @@ export function callRecordFromJSON(value: unknown): CallRecord {
   if (typeof wire['token_count'] !== 'number') throw new Error('invalid call record: token_count is not a number');
   if (typeof key !== 'string' || key === '') throw new Error('invalid call record: no step_key');
   if (!isCount(index)) throw new Error('invalid call record: index is not a whole number');
-  if (wire['role'] === CALL_SETTLED_ROLE) return { type: 'outcome', key, index, result: toolResultFromJSON(wire['result']) };
+  if (wire['role'] === CALL_SETTLED_ROLE) {
+    const ran = wire['ran'];
+    if (ran !== undefined && ran !== false) throw new Error('invalid call record: ran must be false or absent');
+    const result = toolResultFromJSON(wire['result']);
+    return ran === false ? { type: 'outcome', key, index, result, ran } : { type: 'outcome', key, index, result };
+  }
   const contentFrom = wire['content_from'];
   const callsFrom = wire['calls_from'];
   if (!isCount(contentFrom) || !isCount(callsFrom)) throw new Error('invalid call record: content_from and calls_from must be whole numbers');

@@ -24,7 +24,8 @@ export interface StepLedger {
   /**
    * Records the outcome of call `index`. Not called for a call that settles after the step was
    * cancelled (its outcome is "interrupted"). Must not throw; its durability may lag (a lost
-   * outcome only makes the call count as interrupted).
+   * outcome only makes the call count as interrupted). `ran` is `false` for a call whose start was
+   * recorded but which the step then did not run (it was cancelled meanwhile).
    */
-  callSettled(index: number, result: ToolResult): void;
+  callSettled(index: number, result: ToolResult, ran?: false): void;
 }

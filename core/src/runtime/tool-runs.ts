@@ -242,10 +242,10 @@ export class ToolRuns {
     recording.then(
       () => {
         if (this.aborted) {
-          // Recorded, but never run: its outcome is known, so a redo does not take it for interrupted.
+          // Recorded, but never run: a redo takes it for a call that never started, not for an interrupted one.
           const notRun = { toolCallId: call.id, returnValue: toolNotExecuted('the step was cancelled') };
           try {
-            ledger.callSettled(index, notRun);
+            ledger.callSettled(index, notRun, false);
           } catch {
             // then it counts as interrupted
           }
