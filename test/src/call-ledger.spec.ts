@@ -279,6 +279,54 @@ describe('the call ledger', () => {
     });
   });
 
+  describe("step({ resume }) with an interrupted call: its tool's replay policy decides", () => {
+    const message: Message = { role: 'assistant', content: [textPart('Acting.')], toolCalls: [toolCall('c1', 'act', '{}')] };
+    async function redo(policy: 'never' | 'safe' | 'ask', onApproval?: Parameters<typeof step>[0]['onApproval']) {
+      const requests: unknown[] = [];
+      const result = await step({
+        provider: actModel(),
+        systemPrompt: '',
+        history: [],
+        toolset: actTools(marker, { replayPolicy: () => policy }),
+        resume: { message, results: [undefined], entries: ['interrupted'] },
+        hooks: [{ name: 'spy', hooks: { onApprovalRequest: (e) => void requests.push({ replay: e.replay, index: e.index }) } }],
+        ...(onApproval ? { onApproval } : {}),
+      });
+      return { results: await result.toolResults(), requests };
+    }
+
+    it("'never': the interrupted error result, the tool not called", async () => {
+      const { results, requests } = await redo('never');
+      expect(results[0]!.returnValue.message).to.match(INTERRUPTED);
+      expect(results[0]!.returnValue.isError).to.equal(true);
+      expect(markerLines(marker)).to.deep.equal([]);
+      expect(requests).to.deep.equal([]);
+    });
+
+    it("'safe': run again without a question", async () => {
+      const { results, requests } = await redo('safe');
+      expect(results[0]!.returnValue.output).to.equal('acted');
+      expect(markerLines(marker)).to.have.length(1);
+      expect(requests).to.deep.equal([]);
+    });
+
+    it("'ask': the handler and the hooks are told it is a replay; a denial keeps the tool from running", async () => {
+      const asked: unknown[] = [];
+      const { results, requests } = await redo('ask', (request) => (asked.push(request.replay), { type: 'deny', reason: 'not again' }));
+      expect(asked).to.deep.equal([true]);
+      expect(requests).to.deep.equal([{ replay: true, index: 0 }]);
+      expect(results[0]!.returnValue.message).to.equal('The tool call was denied: not again');
+      expect(markerLines(marker)).to.deep.equal([]);
+    });
+
+    it('refuses entries that are not aligned with the calls, or not entries', async () => {
+      for (const entries of [[], ['maybe']] as never[]) {
+        const error = await step({ provider: actModel(), systemPrompt: '', history: [], toolset: actTools(marker), resume: { message, results: [undefined], entries } }).catch((e: unknown) => e);
+        expect(error).to.be.instanceOf(TypeError);
+      }
+    });
+  });
+
   describe('records', () => {
     it('round-trip through their wire form; an outcome of a call never run makes it a call that never started', () => {
       const records: CallRecord[] = [

@@ -60,7 +60,7 @@ export type AgentEvent =
   | { readonly type: 'tool_call'; readonly step: number; readonly toolCall: ToolCall }
   | { readonly type: 'tool_result'; readonly step: number; readonly result: ToolResult }
   /** A call needs approval: the approval handler is asked (or, without one, it is deferred). */
-  | { readonly type: 'approval_request'; readonly step: number; readonly toolCall: ToolCall; readonly index: number }
+  | { readonly type: 'approval_request'; readonly step: number; readonly toolCall: ToolCall; readonly index: number; readonly replay?: true }
   /** The decision about a call that needed approval. */
   | { readonly type: 'approval_decision'; readonly step: number; readonly toolCall: ToolCall; readonly index: number; readonly decision: ApprovalDecision }
   | {
@@ -564,7 +564,8 @@ function eventHooks(stepNo: number, emit: (event: AgentEvent) => void): NamedSte
       onPart: (e) => emit({ type: 'part', step: stepNo, part: e.part }),
       onToolCall: (e) => emit({ type: 'tool_call', step: stepNo, toolCall: e.toolCall }),
       onToolResult: (e) => emit({ type: 'tool_result', step: stepNo, result: e.result }),
-      onApprovalRequest: (e) => emit({ type: 'approval_request', step: stepNo, toolCall: e.toolCall, index: e.index }),
+      onApprovalRequest: (e) =>
+        emit(e.replay === true ? { type: 'approval_request', step: stepNo, toolCall: e.toolCall, index: e.index, replay: true } : { type: 'approval_request', step: stepNo, toolCall: e.toolCall, index: e.index }),
       onApprovalDecision: (e) => emit({ type: 'approval_decision', step: stepNo, toolCall: e.toolCall, index: e.index, decision: e.decision }),
     },
   };

@@ -74,8 +74,9 @@ export class ApprovalGate {
     if (entry.type === 'decided') {
       decision = entry.decision;
     } else {
-      this.options.bus.approvalRequest({ toolCall: call, toolCallId: call.id, index });
-      decision = await this.ask(call, context, entry.type === 'ask' && entry.replay === true);
+      const replay = entry.type === 'ask' && entry.replay === true;
+      this.options.bus.approvalRequest(replay ? { toolCall: call, toolCallId: call.id, index, replay } : { toolCall: call, toolCallId: call.id, index });
+      decision = await this.ask(call, context, replay);
       if (decision === undefined) return cancelled();
     }
     this.options.bus.approvalDecision({ toolCall: call, toolCallId: call.id, index, decision });

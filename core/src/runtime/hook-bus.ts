@@ -146,8 +146,10 @@ export class HookBus {
     const slots = this.slots.onApprovalRequest;
     if (this.closed || slots.length === 0) return;
     const { stepId, tenant, provider, model, context } = this.context;
-    const { toolCall, toolCallId, index } = fields;
-    const event: ApprovalRequestEvent = Object.freeze({ stepId, tenant, provider, model, context, toolCall, toolCallId, index });
+    const { toolCall, toolCallId, index, replay } = fields;
+    const event: ApprovalRequestEvent = Object.freeze(
+      replay === true ? { stepId, tenant, provider, model, context, toolCall, toolCallId, index, replay } : { stepId, tenant, provider, model, context, toolCall, toolCallId, index },
+    );
     this.detached(slots, event);
   }
 

@@ -78,6 +78,8 @@ export interface ApprovalRequestEvent extends StepEventContext {
   readonly toolCall: ToolCall;
   readonly toolCallId: string;
   readonly index: number;
+  /** `true` when the call was interrupted before (it may have run) and approving runs it again (see `ApprovalRequest.replay`). */
+  readonly replay?: true;
 }
 
 /**
