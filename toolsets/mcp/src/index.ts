@@ -17,6 +17,7 @@ export {
   type McpToolsetOptions,
 } from './mcp-toolset.js';
 export { McpConnectionError } from './mcp-connection-error.js';
+export { replayFromAnnotations, type McpReplayOption } from './mcp-replay.js';
 export { mcpPlugin, type McpPlugin, type McpPluginOptions } from './mcp-plugin.js';
 export { convertMcpContent, UnsupportedMcpContentError } from './mcp-content.js';
 export {

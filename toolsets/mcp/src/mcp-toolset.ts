@@ -8,6 +8,7 @@ import {
   toolRuntimeError,
   toolValidateError,
   type Tool,
+  type ReplayPolicy,
   type ToolCall,
   type ToolContext,
   type ToolResult,
@@ -19,6 +20,7 @@ import { ErrorCode, McpError, type Tool as McpToolInfo } from '@modelcontextprot
 import { untilAborted } from './abort.js';
 import { McpConnection, type McpConnectionEvents } from './mcp-connection.js';
 import { McpConnectionError } from './mcp-connection-error.js';
+import { checkMcpReplayOption, mcpReplayPolicy, type McpReplayOption } from './mcp-replay.js';
 import { defaultServerName, type McpServerConfig } from './mcp-server-config.js';
 import { convertMcpToolResult, MCP_MAX_OUTPUT_CHARS } from './mcp-tool-result.js';
 
@@ -47,6 +49,18 @@ export interface McpToolsetOptions {
    * tool of server `name` and then gives the server's description.
    */
   readonly describeTool?: (tool: McpToolInfo, serverName: string) => string;
+  /**
+   * The replay policies of the server's tools: what may happen to a call that was interrupted (its
+   * start recorded, its outcome not) when its step is done again (see `ReplayPolicy` in `@kosong/core`).
+   * By default the server's annotations decide: `readOnlyHint: true` or `idempotentHint: true` →
+   * `'safe'` (run again), otherwise `'never'` (the model is told the call was interrupted). Give a
+   * record by the tools' names on the server (unprefixed), or a function of the listed tool
+   * (`undefined`: its annotations decide); `() => 'never'` trusts no annotation. A function that
+   * throws or answers no policy gives `'never'`, reported to `onError`.
+   *
+   * @example { replay: { search: 'safe', send_email: 'ask' } }
+   */
+  readonly replay?: McpReplayOption;
   /** Called when {@link McpToolset.tools} changed (after a `list_changed` notification or a reconnect). */
   readonly onToolsChanged?: (tools: readonly Tool[]) => void;
   /**
@@ -68,6 +82,7 @@ export function describeMcpTool(tool: McpToolInfo, serverName: string): string {
 interface OfferedTool {
   readonly tool: Tool;
   readonly mcp: McpToolInfo;
+  readonly replay: ReplayPolicy;
 }
 
 /**
@@ -80,6 +95,8 @@ interface OfferedTool {
  *   at once) and converts the result (spec §5.8; `isError` gives an error result).
  * - If the server crashes or the connection breaks, calls in flight get error results at once, and
  *   the next call reconnects (a new process, or a new HTTP session). Nothing ever rejects.
+ * - {@link McpToolset.replayPolicy} answers each tool's replay policy: the server's annotations
+ *   (`readOnlyHint`, `idempotentHint`), or the user's `replay` option.
  * - {@link McpToolset.close} ends the process or session; it is final and idempotent.
  *
  * @example
@@ -99,6 +116,7 @@ export class McpToolset implements Toolset {
   readonly name: string;
 
   readonly #options: McpToolsetOptions;
+  readonly #replay: McpReplayOption | undefined;
   readonly #timeoutMs: number;
   readonly #closeController = new AbortController();
   readonly #events: McpConnectionEvents;
@@ -111,8 +129,13 @@ export class McpToolset implements Toolset {
   #refreshAgain = false;
   #closing: Promise<void> | undefined;
 
-  /** A toolset that is not connected yet: call {@link McpToolset.connect} (or let the first call connect). */
+  /**
+   * A toolset that is not connected yet: call {@link McpToolset.connect} (or let the first call connect).
+   *
+   * @throws TypeError for a `replay` option that is neither a record of replay policies nor a function.
+   */
   constructor(options: McpToolsetOptions) {
+    this.#replay = checkMcpReplayOption(options.replay);
     this.#options = options;
     this.name = options.name ?? defaultServerName(options.server);
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_MCP_TIMEOUT_MS;
@@ -179,6 +202,14 @@ export class McpToolset implements Toolset {
       (returnValue) => ({ toolCallId: toolCall.id, returnValue }),
       (error: unknown) => ({ toolCallId: toolCall.id, returnValue: toolRuntimeError(describeError(error)) }),
     );
+  }
+
+  /**
+   * The replay policy of a call (see {@link McpToolsetOptions.replay}), as of the last listing of the
+   * tools; `'never'` for a name the toolset does not offer.
+   */
+  replayPolicy(toolCall: ToolCall): ReplayPolicy {
+    return this.#offered.get(toolCall.function.name)?.replay ?? 'never';
   }
 
   /**
@@ -324,7 +355,7 @@ export class McpToolset implements Toolset {
       const name = prefix + mcp.name;
       if (offered.has(name)) continue; // a server should not list a name twice; the first one wins
       const tool: Tool = Object.freeze({ name, description: describeTool(mcp, this.name), parameters: mcp.inputSchema });
-      offered.set(name, { tool, mcp });
+      offered.set(name, { tool, mcp, replay: this.#replayOf(mcp) });
     }
     const tools = Object.freeze([...offered.values()].map((o) => o.tool));
     const changed = this.#listed && JSON.stringify(tools) !== JSON.stringify(this.#tools);
@@ -337,6 +368,16 @@ export class McpToolset implements Toolset {
       } catch (error) {
         this.#report(`onToolsChanged threw: ${describeError(error)}`, error);
       }
+    }
+  }
+
+  /** The replay policy of a listed tool; `'never'` (reported) when the user's function fails. */
+  #replayOf(mcp: McpToolInfo): ReplayPolicy {
+    try {
+      return mcpReplayPolicy(mcp, this.#replay);
+    } catch (error) {
+      this.#report(`${describeError(error)}; the tool's calls are not run again after an interruption`, error);
+      return 'never';
     }
   }
 
