@@ -253,9 +253,16 @@ export class Agent {
    * `stopReason: 'approval_required'` and the waiting calls in `pendingApprovals`; the step is
    * recorded in the context as pending (not in the history), and {@link Agent.resume} goes on.
    *
+   * When the context's call ledger holds a step that is not in the history (its process was killed
+   * mid-step, or an earlier turn failed after its calls started), that step is completed first, from
+   * its records, as the run's step 1 (see `CallLedger`): nothing of it is asked of the model again,
+   * and no call that started is run again unless its replay policy allows. The input follows it.
+   *
    * @throws the last error when a step fails for good (not retryable, or out of attempts), or the
    * abort reason; the context then holds everything up to the last complete step.
-   * {@link ApprovalPendingError} if a step of the context waits for approval.
+   * {@link ApprovalPendingError} if a step of the context waits for approval (also when the
+   * recovered step defers a call: the input is then not added). {@link ResumeConflictError} if
+   * another turn of this context is in progress.
    */
   async run<S extends OutputOption | undefined = undefined>(
     input: string | Message | readonly Message[],
@@ -291,8 +298,12 @@ export class Agent {
    *
    * Aborting (or a failure) leaves the step pending, as it was.
    *
+   * A call that an earlier resume started and whose outcome the call ledger never got (its process
+   * was killed) is not run again unless its replay policy allows (see `ReplayPolicy`).
+   *
    * @throws {@link NoPendingApprovalError} if no step is pending, or a decision names a call that
-   * does not wait; a `TypeError` for a value that is no decision; otherwise as `run`.
+   * does not wait; a `TypeError` for a value that is no decision; {@link ResumeConflictError} if
+   * another resume (or run) of this context is in progress, before anything runs; otherwise as `run`.
    */
   async resume(options: AgentResumeOptions = {}): Promise<AgentTurnResult> {
     options.signal?.throwIfAborted();
