@@ -39,8 +39,9 @@ export class CliSession {
    * session file if there is one.
    *
    * @throws when the provider cannot be set up (e.g. a missing API key), or the session file cannot be
-   *   used: not a session (`ContextCorruptedError`), in a directory that does not exist or not a
-   *   regular file (`ContextFileError`). The file is then left as it was.
+   *   used: not a session (`ContextCorruptedError`), in a directory that does not exist, not a
+   *   regular file, or held by another process (`ContextFileError`, problem `locked`). The file is
+   *   then left as it was. The session's lock is held from here until {@link CliSession.close}.
    */
   static async open(options: CliSessionOptions): Promise<CliSession> {
     // The session file first: a file that cannot be used is a setup error before anything starts.
@@ -63,6 +64,8 @@ export class CliSession {
     if (report.tornLineSavedTo !== undefined) {
       options.renderer.info(`the last line of the session file was cut short (a crash?); it was moved to ${report.tornLineSavedTo}`);
     }
+    const cutOff = interruptedCalls(context);
+    if (cutOff !== undefined) options.renderer.info(cutOff);
     return new CliSession(kernel, agent, options.renderer);
   }
 
@@ -105,6 +108,21 @@ export class CliSession {
     await this.agent.context.close();
     await this.kernel.dispose();
   }
+}
+
+/**
+ * What to tell the user when the session's last step was cut off while its tools ran (the process
+ * was killed): the next turn completes it first, from the call ledger. `undefined` when there is none.
+ */
+function interruptedCalls(context: LinearContext): string | undefined {
+  const open = context.ledger.openStep;
+  if (open === undefined) return undefined;
+  const cut = open.calls.filter((call) => call.started && call.result === undefined).length;
+  if (cut === 0) return 'the last step of this session was cut off before it was saved: the next turn completes it first, with the results its calls had';
+  return (
+    `the last step of this session was cut off while ${cut === 1 ? '1 tool call' : `${cut} tool calls`} ran: the next turn completes it first; ` +
+    'a call that may have run is not run again (the model is told), unless its tool only reads'
+  );
 }
 
 /** Without a handler, calls that need approval are denied (never deferred: the CLI has no way to resume them). */

@@ -3,6 +3,7 @@ import { BashApproval, type AskUser } from './approval/bash-approval.js';
 import { CliSession, describeFailure, type TurnOutcome } from './cli-session.js';
 import { defaultSystemPrompt, providerEnvironment, ProviderOptionError, type GlobalOptions } from './cli-options.js';
 import { chosenProvider } from './provider-catalog.js';
+import { sessionInUseMessage } from './session-in-use.js';
 import type { RemoteCliSession } from './remote-session.js';
 import { JsonRenderer } from './render/json-renderer.js';
 import type { Renderer } from './render/renderer.js';
@@ -19,7 +20,8 @@ export const EXIT_CODE: Record<TurnOutcome, number> = { completed: 0, failed: 1,
  * The session the options describe: the chosen provider (configured from the environment and the
  * command line), the built-in tools, the session file — or, with `--redis`, turns submitted to
  * `kosong worker` processes. A setup error (unknown provider, a choice the provider cannot honour, a
- * corrupted session file) ends the process with exit code 2. The renderer is the session's, for
+ * corrupted session file, a session file another process holds) ends the process with exit code 2,
+ * before anything runs. The renderer is the session's, for
  * output of the CLI's own (e.g. `/help`).
  *
  * Without `--allow-bash`, each bash call is put to the user with `ask` (given only where a person
@@ -55,7 +57,7 @@ export async function openSession(options: GlobalOptions, terminal: TerminalCapa
     });
     return { session, renderer };
   } catch (error) {
-    fail(error instanceof ProviderOptionError ? error.message : describeFailure(error));
+    fail(error instanceof ProviderOptionError ? error.message : (sessionInUseMessage(error) ?? describeFailure(error)));
   }
 }
 

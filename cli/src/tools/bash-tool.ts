@@ -8,6 +8,11 @@ import { defineStringArgumentTool } from './string-argument-tool.js';
 
 /** The environment variable that marks every process a bash run starts, with the run's id. */
 export const BASH_RUN_VARIABLE = 'KOSONG_BASH_RUN';
+/**
+ * The environment variable that gives a command its call's idempotency key (`ToolContext.idempotencyKey`:
+ * the same when an interrupted step is completed), for the APIs it calls: `curl -H "Idempotency-Key: $KOSONG_IDEMPOTENCY_KEY" …`.
+ */
+export const IDEMPOTENCY_KEY_VARIABLE = 'KOSONG_IDEMPOTENCY_KEY';
 /** Bytes kept of the start and of the end of a command's output (the middle is counted, not kept). */
 export const BASH_OUTPUT_HEAD_BYTES = 32 * 1024;
 export const BASH_OUTPUT_TAIL_BYTES = 32 * 1024;
@@ -26,7 +31,7 @@ interface BashRun {
  * between), so a command that never stops writing (`yes`) cannot exhaust the CLI's memory.
  *
  * The command runs in a process group of its own, with {@link BASH_RUN_VARIABLE} set to an id of
- * its run in its environment. The step's abort signal (Ctrl-C, the tool's timeout) stops the group
+ * its run in its environment (and {@link IDEMPOTENCY_KEY_VARIABLE} to its call's idempotency key). The step's abort signal (Ctrl-C, the tool's timeout) stops the group
  * and every process that carries the id — also those that left the group or the session (`setsid`,
  * daemons) — with SIGTERM, then SIGKILL after a grace period; the call then ends as soon as bash has
  * exited, without waiting for pipes that escaped processes might hold. What still runs when the CLI
@@ -38,14 +43,14 @@ export function bashTool(cwd: string): CallableTool {
     description: 'Runs a bash command in the working directory and returns its output and exit code.',
     parameters: { command: {} },
     timeoutMs: 60_000,
-    execute: ({ command }, { signal }) =>
+    execute: ({ command }, { signal, idempotencyKey }) =>
       new Promise<ToolReturnValue>((resolve) => {
         const run: BashRun = { id: `${process.pid}-${randomUUID()}`, group: undefined };
         const child = spawn('bash', ['-c', command], {
           cwd,
           detached: true,
           stdio: ['ignore', 'pipe', 'pipe'],
-          env: { ...process.env, [BASH_RUN_VARIABLE]: run.id },
+          env: { ...process.env, [BASH_RUN_VARIABLE]: run.id, ...(idempotencyKey === undefined ? {} : { [IDEMPOTENCY_KEY_VARIABLE]: idempotencyKey }) },
         });
         run.group = child.pid;
         track(run);

@@ -25,6 +25,10 @@ export interface BuiltinToolsOptions {
  * command (see {@link BuiltinToolsOptions.offerBash}). The file tools open what they are asked for first and check what they opened (see
  * `openInside`), so nothing outside the working directory can be reached, not even through a path
  * swapped for a symbolic link while the call runs.
+ *
+ * The three that only read declare the replay policy `'safe'`: a call of theirs interrupted by a
+ * crash runs again when its step is completed. `bash` declares none (`'never'`): an interrupted
+ * command is never run again; the model is told it was interrupted and may have run.
  */
 export function builtinToolset(options: BuiltinToolsOptions): SimpleToolset {
   const { cwd } = options;
@@ -33,12 +37,14 @@ export function builtinToolset(options: BuiltinToolsOptions): SimpleToolset {
       name: 'read_file',
       description: 'Reads a UTF-8 text file inside the working directory.',
       parameters: { path: { description: 'Path relative to the working directory' } },
+      replay: 'safe',
       execute: ({ path }) => withOpened(cwd, path, constants.O_RDONLY, (handle) => readTextFile(handle, path)),
     }),
     defineStringArgumentTool({
       name: 'list_directory',
       description: 'Lists the entries of a directory inside the working directory (directories end with /).',
       parameters: { path: { description: 'Path relative to the working directory', default: '.' } },
+      replay: 'safe',
       execute: ({ path }) =>
         withOpened(cwd, path, constants.O_RDONLY | constants.O_DIRECTORY, async (handle) => {
           const entries = await readOpenedDirectory(handle, resolve(cwd, path));
@@ -50,6 +56,7 @@ export function builtinToolset(options: BuiltinToolsOptions): SimpleToolset {
       name: 'calculate',
       description: 'Evaluates an arithmetic expression: numbers, + - * / % **, parentheses.',
       parameters: { expression: {} },
+      replay: 'safe',
       execute: ({ expression }) => {
         try {
           const value = calculate(expression);

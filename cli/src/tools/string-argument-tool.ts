@@ -1,4 +1,4 @@
-import type { JsonSchema, JsonValue, ToolContext } from '@kosong/core';
+import type { JsonSchema, JsonValue, ReplayPolicy, ToolContext } from '@kosong/core';
 import type { ArgumentCheck, CallableTool, ToolOutput, ValidationIssue } from '@kosong/toolset-simple';
 
 /** One string argument of a built-in tool. */
@@ -17,6 +17,11 @@ export interface StringArgumentToolDefinition<Name extends string> {
   readonly parameters: { readonly [name in Name]: StringArgument };
   /** Overrides the toolset's timeout for one call, in ms. */
   readonly timeoutMs?: number;
+  /**
+   * Whether an interrupted call (its process killed while it ran) may run again when its step is
+   * completed: `'safe'` for tools that only read; default `'never'` (see `ReplayPolicy` in `@kosong/core`).
+   */
+  readonly replay?: ReplayPolicy;
   /** Runs the tool with the arguments, once they are checked. */
   execute(args: { readonly [name in Name]: string }, context: ToolContext): ToolOutput | Promise<ToolOutput>;
 }
@@ -46,6 +51,7 @@ export function defineStringArgumentTool<Name extends string>(definition: String
     description: definition.description,
     parameters,
     ...(definition.timeoutMs === undefined ? {} : { timeoutMs: definition.timeoutMs }),
+    ...(definition.replay === undefined ? {} : { replay: definition.replay }),
     validate: (args: JsonValue): ArgumentCheck<{ readonly [name in Name]: string }> => {
       if (typeof args !== 'object' || args === null || Array.isArray(args)) return { ok: false, issues: [{ path: [], message: `Invalid input: expected object, received ${kindOf(args)}` }] };
       const given = args as { readonly [key: string]: JsonValue };
