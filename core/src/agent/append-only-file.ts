@@ -1,4 +1,4 @@
-import type { BigIntStats, Stats } from 'node:fs';
+import { constants, type BigIntStats, type Stats } from 'node:fs';
 import { open, stat, type FileHandle } from 'node:fs/promises';
 import { ContextFileError } from './context-errors.js';
 
@@ -12,6 +12,42 @@ export interface FileState {
 /** The {@link FileState} of `stats`. */
 export function fileState(stats: Stats | BigIntStats): FileState {
   return { dev: Number(stats.dev), ino: Number(stats.ino), size: Number(stats.size) };
+}
+
+/** Flags that never follow a symbolic link at the end of the path (O_NOFOLLOW: a link fails with ELOOP). */
+export const NO_FOLLOW: number = constants.O_NOFOLLOW ?? 0;
+
+/**
+ * Refuses a file a session must not use: one with other hard links (another name for someone
+ * else's file) or one another user owns. (Symbolic links are refused by opening with {@link NO_FOLLOW}.)
+ *
+ * @throws ContextFileError `unsafe-file`.
+ */
+export function checkOwnFile(path: string, stats: Stats): void {
+  if (stats.nlink > 1) {
+    throw new ContextFileError(path, 'unsafe-file', `the file has ${stats.nlink} hard links: another name may be someone else's file, so the session does not use it`);
+  }
+  const uid = process.getuid?.();
+  if (uid !== undefined && stats.uid !== uid) {
+    throw new ContextFileError(path, 'unsafe-file', `the file belongs to another user (uid ${stats.uid}), so the session does not use it`);
+  }
+}
+
+/**
+ * The error of opening a history file, as a `ContextFileError` where it says something about the
+ * file: a symbolic link (`unsafe-file`), no permission or a read-only file system (`no-access`);
+ * otherwise `error` itself.
+ */
+export function fileOpenError(path: string, error: unknown): unknown {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'ELOOP' || code === 'EMLINK') {
+    return new ContextFileError(path, 'unsafe-file', 'the path is a symbolic link: a session never reads or writes a file through one', { cause: error });
+  }
+  if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') {
+    const why = code === 'EROFS' ? 'the file system is read-only' : 'permission denied';
+    return new ContextFileError(path, 'no-access', `cannot open the file (${why})`, { cause: error });
+  }
+  return error;
 }
 
 /** Whether two states name the same file. */
@@ -46,13 +82,14 @@ export class AppendOnlyFile {
   static async open(path: string, expected?: FileState | null): Promise<AppendOnlyFile> {
     let handle: FileHandle;
     try {
-      handle = await open(path, 'a');
+      handle = await open(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | NO_FOLLOW, 0o600);
     } catch (error) {
       throw openError(path, error);
     }
     try {
       const stats = await handle.stat();
       if (!stats.isFile()) throw new ContextFileError(path, 'not-a-file', 'not a regular file');
+      checkOwnFile(path, stats);
       const state = fileState(stats);
       if (expected !== undefined) {
         if (expected !== null && !sameFile(expected, state)) {
@@ -154,7 +191,7 @@ function openError(path: string, error: unknown): unknown {
     return new ContextFileError(path, 'missing-directory', 'cannot create the file: its directory does not exist', { cause: error });
   }
   if (code === 'EISDIR') return new ContextFileError(path, 'not-a-file', 'not a regular file (a directory)', { cause: error });
-  return error;
+  return fileOpenError(path, error);
 }
 
 function describeIoError(error: unknown): string {

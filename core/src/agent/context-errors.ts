@@ -50,9 +50,13 @@ export class ContextCorruptedError extends Error {
  * - `file-replaced`: the file was renamed, deleted or replaced since it was opened;
  * - `file-changed`: something else wrote to or truncated the file since this context last did;
  * - `locked`: another context holds the session (in this process or another: its lock file
- *   `<file>.lock` names the process), so this one may neither load nor write it.
+ *   `<file>.lock` names the process), so this one may neither load nor write it;
+ * - `no-access`: the file or its directory may not be read or written (EACCES, EPERM, EROFS);
+ * - `unsafe-file`: the path is a symbolic link (dangling or not), a file with other hard links, or a
+ *   file another user owns: a session never reads, creates, appends to or truncates a file through
+ *   it (it could be someone's `authorized_keys`).
  */
-export type ContextFileProblem = 'missing-directory' | 'not-a-file' | 'write-failed' | 'file-replaced' | 'file-changed' | 'locked';
+export type ContextFileProblem = 'missing-directory' | 'not-a-file' | 'write-failed' | 'file-replaced' | 'file-changed' | 'locked' | 'no-access' | 'unsafe-file';
 
 /**
  * A history file cannot be read or written safely. After a failed append the file is as it was

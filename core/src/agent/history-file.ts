@@ -1,7 +1,7 @@
 import { constants } from 'node:fs';
-import { open, stat, type FileHandle } from 'node:fs/promises';
+import { open, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { fileState, sameFile, type FileState } from './append-only-file.js';
+import { checkOwnFile, fileState, NO_FOLLOW, sameFile, fileOpenError, type FileState } from './append-only-file.js';
 import { ContextFileError } from './context-errors.js';
 
 /** A history file as read: its bytes and which file they came from. */
@@ -21,9 +21,10 @@ export async function readHistoryFile(path: string): Promise<HistoryFileContent 
   let handle: FileHandle;
   try {
     // Non-blocking: opening a named pipe must not wait for a writer (it is refused below).
-    handle = await open(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+    handle = await open(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | NO_FOLLOW);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ELOOP' || code === 'EMLINK' || code === 'EACCES' || code === 'EPERM') throw fileOpenError(path, error);
     if (code === 'ENOENT' && (await isDirectory(dirname(path)))) return null;
     if (code === 'ENOENT' || code === 'ENOTDIR') {
       throw new ContextFileError(path, 'missing-directory', `the directory ${dirname(path)} does not exist, so the file cannot be created`, { cause: error });
@@ -33,6 +34,7 @@ export async function readHistoryFile(path: string): Promise<HistoryFileContent 
   try {
     const stats = await handle.stat();
     if (!stats.isFile()) throw new ContextFileError(path, 'not-a-file', `not a regular file (${kindOf(stats)})`);
+    checkOwnFile(path, stats);
     return { bytes: await handle.readFile(), state: fileState(stats) };
   } finally {
     await handle.close();
@@ -52,14 +54,18 @@ export async function keepTornTail(path: string, tail: Uint8Array): Promise<stri
       handle = await open(target, 'wx');
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'EEXIST' && attempt < 100) continue;
-      throw error;
+      throw fileOpenError(path, error);
     }
     try {
       await handle.writeFile(tail);
       await handle.sync();
-    } finally {
+    } catch (error) {
+      // Disk full, say: no half-written copy is left behind, and the history file is not cut.
       await handle.close();
+      await unlink(target).catch(() => undefined);
+      throw new ContextFileError(path, 'write-failed', `could not keep the torn last line beside the file (${(error as Error).message}); the file was left as it was`, { cause: error });
     }
+    await handle.close();
     await syncDirectory(dirname(path));
     return target;
   }
@@ -71,7 +77,12 @@ export async function keepTornTail(path: string, tail: Uint8Array): Promise<stri
  * @throws ContextFileError `file-replaced` / `file-changed` if it is not.
  */
 export async function cutHistoryFile(path: string, read: FileState, length: number): Promise<void> {
-  const handle = await open(path, 'r+');
+  let handle: FileHandle;
+  try {
+    handle = await open(path, constants.O_RDWR | NO_FOLLOW);
+  } catch (error) {
+    throw fileOpenError(path, error);
+  }
   try {
     const now = fileState(await handle.stat());
     if (!sameFile(now, read)) throw new ContextFileError(path, 'file-replaced', 'the file was replaced while it was being restored');

@@ -2,6 +2,7 @@ import { constants } from 'node:fs';
 import { mkdir, open, rmdir, stat, unlink, utimes } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { randomUUID } from '../random-uuid.js';
+import { fileOpenError } from './append-only-file.js';
 import { ContextFileError } from './context-errors.js';
 
 /** What a lock file says of its holder. */
@@ -95,7 +96,7 @@ async function create(lockPath: string, me: Holder): Promise<boolean> {
     if (code === 'ENOENT' || code === 'ENOTDIR') {
       throw new ContextFileError(lockPath.slice(0, -'.lock'.length), 'missing-directory', 'its directory does not exist', { cause: error });
     }
-    throw error;
+    throw fileOpenError(lockPath.slice(0, -'.lock'.length), error);
   }
   try {
     await handle.writeFile(JSON.stringify(me));
