@@ -1,29 +1,15 @@
 import { LinearContext } from '@kosong/core';
 import { expect } from 'chai';
-import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import { startNode, until, type Child } from './child-process.js';
 
 const CHILD = fileURLToPath(new URL('./fixtures/approval-session-child.js', import.meta.url));
 
-function start(args: readonly string[]): { child: ChildProcessByStdio<null, Readable, Readable>; output: () => string; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, [CHILD, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-  return { child, output: () => output, exited };
-}
-
-async function until(condition: () => boolean, what: string, ms = 8_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+function start(args: readonly string[]): Child {
+  return startNode(CHILD, args);
 }
 
 describe('approvals across a restart', () => {

@@ -24,37 +24,18 @@ import {
 } from '@kosong/core';
 import { MockChatProvider } from '@kosong/provider-echo';
 import { expect } from 'chai';
-import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { appendFileSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import { startNode, until, type Child } from './child-process.js';
 
 const CHILD = fileURLToPath(new URL('./fixtures/ledger-child.js', import.meta.url));
 
-interface Child {
-  readonly child: ChildProcessByStdio<null, Readable, Readable>;
-  readonly output: () => string;
-  readonly exited: Promise<number | null>;
-}
-
 function start(config: Record<string, unknown>): Child {
-  const child = spawn(process.execPath, [CHILD, JSON.stringify(config)], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-  return { child, output: () => output, exited };
-}
-
-async function until(condition: () => boolean, what: string, ms = 15_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  return startNode(CHILD, [JSON.stringify(config)]);
 }
 
 /** The tool's own marker lines (`<pid> <idempotencyKey>`), one per time it ran. */
@@ -94,6 +75,40 @@ function actModel(): ChatProvider & { readonly requests: number } {
       const done = args[2].some((m) => m.role === 'tool');
       const mock = done ? new MockChatProvider([textPart('Done.')]) : new MockChatProvider([textPart('Acting.'), toolCall('c1', 'act', '{}')], { finishReason: 'tool_calls' });
       return mock.generate(...args);
+    },
+    withThinking: () => provider,
+    withGeneration: () => provider,
+  };
+  return provider;
+}
+
+/**
+ * A model whose first response streams a call to `act` and then breaks (a retryable connection
+ * error) once `beforeBreak` resolves; after a tool result it answers. `requests` counts its calls.
+ */
+function breakingModel(beforeBreak: () => Promise<unknown>): ChatProvider & { readonly requests: number } {
+  let requests = 0;
+  const provider = {
+    name: 'flaky',
+    modelName: 'flaky',
+    thinkingEffort: undefined,
+    generation: {},
+    get requests() {
+      return requests;
+    },
+    async generate(...args: Parameters<ChatProvider['generate']>): Promise<StreamedMessage> {
+      requests++;
+      if (args[2].some((m) => m.role === 'tool')) return new MockChatProvider([textPart('Done.')]).generate(...args);
+      // The call is complete (a part follows it), the tool runs, then the connection breaks.
+      const inner = await new MockChatProvider([textPart('Acting.'), toolCall('c1', 'act', '{}'), textPart(' and')]).generate(...args);
+      return {
+        ...inner,
+        async *[Symbol.asyncIterator]() {
+          for await (const part of inner) yield part;
+          await beforeBreak();
+          throw new APIConnectionError('connection reset');
+        },
+      };
     },
     withThinking: () => provider,
     withGeneration: () => provider,
@@ -196,30 +211,7 @@ describe('the call ledger', () => {
 
   describe('a step redone in the same process (a retry)', () => {
     it('is completed from the ledger, not asked of the model again: the call that ran keeps its result and runs once', async () => {
-      let requests = 0;
-      const provider: ChatProvider = {
-        name: 'flaky',
-        modelName: 'flaky',
-        thinkingEffort: undefined,
-        generation: {},
-        async generate(...args) {
-          requests++;
-          if (args[2].some((m) => m.role === 'tool')) return new MockChatProvider([textPart('Done.')]).generate(...args);
-          // The call is complete (a part follows it), the tool runs, then the connection breaks.
-          const inner = await new MockChatProvider([textPart('Acting.'), toolCall('c1', 'act', '{}'), textPart(' and')]).generate(...args);
-          const stream: StreamedMessage = {
-            ...inner,
-            async *[Symbol.asyncIterator]() {
-              for await (const part of inner) yield part;
-              await new Promise((resolve) => setTimeout(resolve, 20));
-              throw new APIConnectionError('connection reset');
-            },
-          };
-          return stream;
-        },
-        withThinking: () => provider,
-        withGeneration: () => provider,
-      };
+      const provider = breakingModel(() => new Promise((resolve) => setTimeout(resolve, 20)));
       const context = new LinearContext(session);
       const events: string[] = [];
       const agent = new Agent({ systemPrompt: '', context, retry: { initialDelayMs: 1, maxDelayMs: 1, jitterMs: 0 }, step: (options) => step({ ...options, provider, toolset: actTools(marker) }) });
@@ -227,7 +219,7 @@ describe('the call ledger', () => {
       await context.close();
       expect(result).to.deep.include({ stopReason: 'no_tool_calls', steps: 2 });
       expect(markerLines(marker)).to.have.length(1);
-      expect(requests).to.equal(2); // step 1 once (its retry came from the ledger), step 2 once
+      expect(provider.requests).to.equal(2); // step 1 once (its retry came from the ledger), step 2 once
       expect(events.filter((e) => e === 'retry')).to.have.length(1);
       const history = (await restored(session)).history;
       expect(history.map((m) => m.role)).to.deep.equal(['user', 'assistant', 'tool', 'assistant']);
@@ -238,28 +230,7 @@ describe('the call ledger', () => {
 
   describe('a step redone in the same process, its call still running when the request failed', () => {
     it("the call is aborted with the step and, being 'never', comes back to the model as interrupted: it ran once", async () => {
-      let requests = 0;
-      const provider: ChatProvider = {
-        name: 'flaky',
-        modelName: 'flaky',
-        thinkingEffort: undefined,
-        generation: {},
-        async generate(...args) {
-          requests++;
-          if (args[2].some((m) => m.role === 'tool')) return new MockChatProvider([textPart('Done.')]).generate(...args);
-          const inner = await new MockChatProvider([toolCall('c1', 'act', '{}'), textPart('...')]).generate(...args);
-          return {
-            ...inner,
-            async *[Symbol.asyncIterator]() {
-              for await (const part of inner) yield part;
-              await until(() => markerLines(marker).length > 0, 'the tool to start');
-              throw new APIConnectionError('connection reset');
-            },
-          } satisfies StreamedMessage;
-        },
-        withThinking: () => provider,
-        withGeneration: () => provider,
-      };
+      const provider = breakingModel(() => until(() => markerLines(marker).length > 0, 'the tool to start'));
       const slow = actTools(marker);
       const toolset: Toolset = {
         ...slow,
@@ -273,7 +244,7 @@ describe('the call ledger', () => {
       const agent = new Agent({ systemPrompt: '', context, retry: { initialDelayMs: 1, maxDelayMs: 1, jitterMs: 0 }, step: (options) => step({ ...options, provider, toolset }) });
       const result = await agent.run('Act.');
       expect(result).to.deep.include({ stopReason: 'no_tool_calls', steps: 2 });
-      expect(requests).to.equal(2);
+      expect(provider.requests).to.equal(2);
       expect(markerLines(marker)).to.have.length(1);
       expect(toolTexts(context.history)[0]).to.match(INTERRUPTED);
     });
