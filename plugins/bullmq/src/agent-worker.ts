@@ -15,7 +15,7 @@ import {
 } from '@kosong/core';
 import { DelayedError, Job, Queue, UnrecoverableError, WaitingError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { closeOrDisconnect, closeRedis, createRedis, type RedisConnection } from './connection.js';
+import { asUnavailable, closeOrDisconnect, closeRedis, createRedis, isRedisUnavailable, type RedisConnection } from './connection.js';
 import { FencedError } from './errors.js';
 import { DEFAULT_PREFIX, GlobalKeys, SessionKeys, TURN_QUEUE } from './keys.js';
 import { RedisContext } from './redis-context.js';
@@ -53,6 +53,12 @@ export interface AgentWorkerOptions {
   readonly orphanDeadlineMs?: number;
   /** Prefix of every Redis key (default `kosong`). */
   readonly prefix?: string;
+  /**
+   * How long this worker's commands (sessions, events, leases) wait for Redis to come back before
+   * they fail (default 15 s): a turn in flight goes on once Redis is back within it, and fails with
+   * a `RedisUnavailableError` past it.
+   */
+  readonly reconnectWindowMs?: number;
 }
 
 /** The name of the event-publishing script on the worker's connection. */
@@ -74,7 +80,10 @@ type Interruption =
  * - One turn per session at a time, in submission order: a turn whose session has an earlier turn
  *   pending is put aside (delayed) and looked at again; the session lease fences every write.
  * - A turn whose worker died is picked up by another worker after stall detection: the tool jobs of
- *   its interrupted step are cancelled first, then it goes on from its last whole step.
+ *   its interrupted step are cancelled first, then it goes on from its last whole step — and the
+ *   step that was interrupted is completed from the session's call ledger, never redone: calls with
+ *   a recorded outcome keep it, calls that started without one are resolved by their tool's replay
+ *   policy (`'never'`: the model is told the call was interrupted).
  * - `TurnHandle.cancel()` aborts the running step, tools included, on whichever worker runs it.
  */
 export class AgentWorker {
@@ -99,7 +108,11 @@ export class AgentWorker {
     this.#keys = new GlobalKeys(this.#prefix);
     this.#redis = createRedis(options.connection, { blocking: true, name: 'kosong-agent-worker' });
     this.#subscriber = createRedis(options.connection, { blocking: true, name: 'kosong-turn-cancel' });
-    this.#commands = createRedis(options.connection, { blocking: false, name: 'kosong-agent-commands' });
+    this.#commands = createRedis(options.connection, {
+      blocking: false,
+      name: 'kosong-agent-commands',
+      ...(options.reconnectWindowMs === undefined ? {} : { reconnectWindowMs: options.reconnectWindowMs }),
+    });
     // Events are the hot path (one per streamed part): sent as EVALSHA, not the whole script each time.
     this.#commands.defineCommand(PUBLISH_COMMAND, { numberOfKeys: 2, lua: PUBLISH_SCRIPT });
     const lockDuration = options.lockDurationMs ?? 30_000;
@@ -142,7 +155,22 @@ export class AgentWorker {
     }
   }
 
+  /**
+   * Runs a turn's job. A failure because Redis stayed unreachable fails the job with a reason that
+   * starts with `RedisUnavailableError:` (the submitter's handle reports it as one), never with a
+   * raw client error.
+   */
   async #process(job: Job<TurnJobData>, token: string | undefined, signal: AbortSignal | undefined): Promise<QueuedTurnResult | null> {
+    try {
+      return await this.#take(job, token, signal);
+    } catch (error) {
+      if (!isRedisUnavailable(error) || error instanceof UnrecoverableError) throw error;
+      const { name, message } = serializeError(asUnavailable(error, `Turn ${job.data.turnId}`));
+      throw new UnrecoverableError(`${name}: ${message}`);
+    }
+  }
+
+  async #take(job: Job<TurnJobData>, token: string | undefined, signal: AbortSignal | undefined): Promise<QueuedTurnResult | null> {
     const data = job.data;
     const keys = new SessionKeys(this.#prefix, data.tenant ?? undefined, data.session);
     const turnKey = keys.turn(data.turnId);
@@ -178,7 +206,7 @@ export class AgentWorker {
       }
       await this.#commands.hset(turnKey, 'state', 'running');
       const attempt = await this.#commands.hincrby(turnKey, 'attempts', 1);
-      const result = await this.#runTurn(data, keys, lease, publisher, attempt, controller.signal, interrupt);
+      const result = await this.#runTurn(data, keys, lease, publisher, attempt, state.ledgerTurn, controller.signal, interrupt);
       await this.#finish(keys, data.turnId, publisher, { type: 'turn_end', result });
       return result;
     } catch (error) {
@@ -187,17 +215,21 @@ export class AgentWorker {
         await this.#finish(keys, data.turnId, publisher, { type: 'turn_cancelled', reason: why.reason });
         return null;
       }
-      if (why?.kind === 'handover') {
-        // Back to the queue: another worker goes on from the last whole step, as after a crash.
-        await job.moveToWait(token);
+      if (why?.kind === 'handover' || why?.kind === 'lost' || FencedError.isInstance(error)) {
+        // Back to the queue: a worker goes on from the last whole step, as after a crash. If the job is
+        // not ours any more (its lock expired), whoever holds it, or the stalled-job check, does.
+        await job.moveToWait(token).catch(() => undefined);
         throw new WaitingError();
       }
-      if (why?.kind === 'lost' || FencedError.isInstance(error)) {
-        // Not ours any more (or Redis lost it): whoever holds the turn now publishes its end.
-        throw new UnrecoverableError(`Turn ${data.turnId}: ${(why?.kind === 'lost' ? why.error : (error as Error)).message}`);
+      const failure = isRedisUnavailable(error) ? asUnavailable(error, `Turn ${data.turnId}`) : error;
+      try {
+        await this.#finish(keys, data.turnId, publisher, { type: 'turn_failed', error: serializeError(failure) });
+      } catch (finishing) {
+        // Redis is away for good: the job's failure says it (the submitter's handle reads it from there).
+        const reason = isRedisUnavailable(finishing) ? serializeError(asUnavailable(finishing, `Turn ${data.turnId}`)) : serializeError(failure);
+        throw new UnrecoverableError(`${reason.name}: ${reason.message}`);
       }
-      await this.#finish(keys, data.turnId, publisher, { type: 'turn_failed', error: serializeError(error) });
-      throw new UnrecoverableError(serializeError(error).message);
+      throw new UnrecoverableError(serializeError(failure).message);
     } finally {
       signal?.removeEventListener('abort', onJobLost);
       this.#running.delete(data.turnId);
@@ -212,6 +244,7 @@ export class AgentWorker {
     lease: SessionLease,
     publisher: EventPublisher,
     attempt: number,
+    ledgerTurn: string | undefined,
     signal: AbortSignal,
     interrupt: (interruption: Interruption) => void,
   ): Promise<QueuedTurnResult> {
@@ -234,6 +267,10 @@ export class AgentWorker {
     const resuming = data.resume !== undefined && pending !== undefined && !resumed;
     if ((resumed || resuming) && progress.usage) usage = progress.usage as TokenUsage;
     const stepsDone = resuming ? progress.steps + 1 - pending.step : resumed ? progress.steps : 0;
+    // The turn the call ledger keys this turn's steps under (step n of the turn: `{session}/{id}/{n}`):
+    // a resumption goes on with the turn that deferred the step, also when it is taken over later.
+    const turnIdentity = { id: resuming ? (pending.turn?.id ?? data.turnId) : (ledgerTurn ?? data.turnId), stepsBefore: stepsDone };
+    if (resuming && turnIdentity.id !== data.turnId) await this.#commands.hset(keys.turn(data.turnId), 'ledgerTurn', turnIdentity.id);
     publisher.publish({ type: 'turn_start', turnId: data.turnId, worker: this.id, attempt });
     if (attempt > 1) {
       await this.#cancelOrphans(keys, data.turnId);
@@ -265,6 +302,9 @@ export class AgentWorker {
     const turnKey = keys.turn(data.turnId);
     const runOptions: AgentRunOptions = {
       signal,
+      // Where the call ledger's keys go on: the step that a lost worker left open is completed from
+      // the ledger (the run's step 1), and each call keeps its idempotency key.
+      turn: turnIdentity,
       onEvent: (event) => {
         if (event.type === 'step_end') {
           usage = event.usage ? addUsage(usage, event.usage) : usage;
@@ -296,7 +336,10 @@ export class AgentWorker {
     let result: AgentTurnResult;
     if (resuming) {
       stepUsage = pending.usage;
-      result = await agent.resume({ ...runOptions, decisions: waitingOnly(data.resume!.decisions, pending) });
+      // A first attempt passes the decisions as they were sent (one naming no waiting call fails the
+      // turn, as `Agent.resume` does); a recovered one drops those its lost worker already applied.
+      const decisions = attempt === 1 ? data.resume!.decisions : waitingOnly(data.resume!.decisions, pending);
+      result = await agent.resume({ ...runOptions, decisions });
     } else {
       result = await agent.run(resumed ? [] : (data.input as Message[]), runOptions);
     }

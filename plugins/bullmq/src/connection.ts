@@ -1,20 +1,56 @@
 import { Redis, type RedisOptions } from 'ioredis';
+import { RedisUnavailableError } from './errors.js';
 
 /** How to reach Redis: a URL (`redis://127.0.0.1:6379/0`), ioredis options, or a client of yours (never closed here). */
 export type RedisConnection = string | RedisOptions | Redis;
 
+/** How long the non-blocking clients of this package wait for Redis to come back, by default (ms). */
+export const DEFAULT_RECONNECT_WINDOW_MS = 15_000;
+
+/** The wait before reconnection attempt `times` (from 1): 100 ms doubling to 1 s. */
+function reconnectDelayMs(times: number): number {
+  return Math.min(50 * 2 ** Math.min(times, 5), 1_000);
+}
+
+/**
+ * How many reconnection attempts span `windowMs`: ioredis fails the commands it holds after that
+ * many attempts (its `maxRetriesPerRequest`), counted from the moment the connection was lost.
+ */
+export function attemptsWithin(windowMs: number): number {
+  let attempts = 0;
+  for (let waited = 0; waited < windowMs; waited += reconnectDelayMs(attempts)) attempts++;
+  return Math.max(1, attempts);
+}
+
+/** What a client of this package is for. @internal */
+export interface ClientPurpose {
+  /**
+   * For BullMQ workers and blocking reads, whose commands must wait through a reconnect however
+   * long it takes (`maxRetriesPerRequest: null`).
+   */
+  readonly blocking: boolean;
+  readonly name?: string;
+  /**
+   * For the other clients: how long their commands wait while Redis is unreachable (they are sent
+   * once it is back) before they fail, so that a caller gets an error ({@link isRedisUnavailable})
+   * instead of hanging. Default {@link DEFAULT_RECONNECT_WINDOW_MS}.
+   */
+  readonly reconnectWindowMs?: number;
+}
+
 /**
  * A client for this package, from what the user gave. A client of the user's is duplicated (it stays
- * theirs and is never closed here). `blocking`: for BullMQ workers and blocking reads, whose commands
- * must wait through a reconnect (`maxRetriesPerRequest: null`); other clients fail a command after a
- * few reconnection attempts, so callers get an error instead of hanging while Redis is away.
+ * theirs and is never closed here). Every client reconnects for ever; a non-blocking one fails the
+ * commands it holds once Redis has been unreachable for its reconnect window (then takes new ones
+ * for another window). Commands sent when the connection dropped are sent again once it is back:
+ * the scripts of this package recognise a write they already applied (see `WRITE_CHECKS`).
  * @internal
  */
-export function createRedis(connection: RedisConnection, purpose: { readonly blocking: boolean; readonly name?: string }): Redis {
+export function createRedis(connection: RedisConnection, purpose: ClientPurpose): Redis {
   const tuning: RedisOptions = {
-    maxRetriesPerRequest: purpose.blocking ? null : 3,
+    maxRetriesPerRequest: purpose.blocking ? null : attemptsWithin(purpose.reconnectWindowMs ?? DEFAULT_RECONNECT_WINDOW_MS),
     enableReadyCheck: true,
-    retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 6), 2_000),
+    retryStrategy: reconnectDelayMs,
     ...(purpose.name ? { connectionName: purpose.name } : {}),
   };
   const client =
@@ -23,6 +59,28 @@ export function createRedis(connection: RedisConnection, purpose: { readonly blo
   // 'error' event without a listener would only print them.
   client.on('error', () => undefined);
   return client;
+}
+
+/** Messages of the errors a command gets when Redis cannot be reached (ioredis' own, and the socket's). */
+const UNREACHABLE = /max retries per request|Connection is closed|Stream isn't writeable|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENOTFOUND|EAI_AGAIN/;
+
+/**
+ * Whether a command failed because Redis could not be reached (past the client's reconnect window,
+ * or the client was closed), rather than because Redis refused it.
+ */
+export function isRedisUnavailable(error: unknown): boolean {
+  if (RedisUnavailableError.isInstance(error)) return true;
+  if (!(error instanceof Error)) return false;
+  return error.name === 'MaxRetriesPerRequestError' || UNREACHABLE.test(error.message);
+}
+
+/**
+ * `error` as this package reports it: a {@link RedisUnavailableError} (saying what could not be
+ * done) when Redis could not be reached, else `error` itself.
+ */
+export function asUnavailable(error: unknown, doing: string): unknown {
+  if (!isRedisUnavailable(error) || RedisUnavailableError.isInstance(error)) return error;
+  return new RedisUnavailableError(`${doing}: Redis is unreachable (${(error as Error).message})`, { cause: error });
 }
 
 /** Closes a client this package created; never throws (a client already gone is fine). @internal */

@@ -54,6 +54,8 @@ export class GlobalKeys {
 
 /** The keys of one session; all share one hash tag. */
 export class SessionKeys {
+  /** The session's name in keys: `tenant/session`, each part percent-encoded (so it has one `/`). */
+  readonly name: string;
   readonly tag: string;
 
   constructor(
@@ -61,7 +63,8 @@ export class SessionKeys {
     readonly tenant: string | undefined,
     readonly session: string,
   ) {
-    this.tag = `{${encodeName(tenant ?? NO_TENANT)}/${encodeName(session)}}`;
+    this.name = `${encodeName(tenant ?? NO_TENANT)}/${encodeName(session)}`;
+    this.tag = `{${this.name}}`;
   }
 
   /** The messages (a list of JSON strings, one per message). */
@@ -72,6 +75,14 @@ export class SessionKeys {
   /** Token count, running turn, its steps done and usage so far, id of its running step. */
   get meta(): string {
     return `${this.prefix}:s:${this.tag}:meta`;
+  }
+
+  /**
+   * The call ledger of the open step: a list of JSON records (`callRecordToJSON`), a call's start
+   * before it runs and its outcome when it settles; deleted by the append that adds the step.
+   */
+  get ledger(): string {
+    return `${this.prefix}:s:${this.tag}:ledger`;
   }
 
   /** The lease: the fencing token of the worker allowed to write, with an expiry. */

@@ -1,20 +1,30 @@
+import { randomUUID } from 'node:crypto';
 import {
   ApprovalPendingError,
+  OpenStepState,
+  ResumeConflictError,
+  callRecordFromJSON,
+  callRecordToJSON,
   messageFromJSON,
   messageToJSON,
   pendingApprovals,
   pendingStepFromJSON,
   pendingStepToJSON,
   type AgentContext,
+  type CallLedger,
+  type CallOutcomeRecord,
+  type CallStartRecord,
   type ContextRestoreReport,
   type Message,
+  type OpenStep,
   type PendingStep,
 } from '@kosong/core';
 import { Redis } from 'ioredis';
-import { closeRedis, createRedis, type RedisConnection } from './connection.js';
+import { asUnavailable, closeRedis, createRedis, type RedisConnection } from './connection.js';
 import { FencedError } from './errors.js';
 import { DEFAULT_PREFIX, SessionKeys } from './keys.js';
-import { APPEND_SCRIPT, COMPLETE_STEP_SCRIPT, DEFER_STEP_SCRIPT, FENCED_HSET_SCRIPT } from './scripts.js';
+import { APPEND_SCRIPT, COMPLETE_STEP_SCRIPT, DEFER_STEP_SCRIPT, FENCED_HSET_SCRIPT, LEDGER_RECORD_SCRIPT } from './scripts.js';
+import { SessionLease } from './session-lease.js';
 
 /** Options of a {@link RedisContext}. */
 export interface RedisContextOptions {
@@ -34,6 +44,14 @@ export interface RedisContextOptions {
   readonly fence?: number;
   /** The turn the appends belong to: the first append is its input, each further one a step (see `AgentWorker`). */
   readonly turn?: RedisContextTurn;
+  /**
+   * How long a claim ({@link RedisContext.claim}, for a context without `fence`) lasts without
+   * renewal (default 30 s, renewed every third of it): a process killed while it holds the session
+   * blocks it this long.
+   */
+  readonly claimTtlMs?: number;
+  /** How long commands wait for Redis to come back before they fail with a `RedisUnavailableError` (default 15 s; for a connection opened here). */
+  readonly reconnectWindowMs?: number;
 }
 
 /** What the context records about the running turn with each append. */
@@ -50,6 +68,9 @@ export interface SessionTurnProgress {
   readonly usage: unknown;
 }
 
+/** How long a claim lasts without renewal, by default. */
+const DEFAULT_CLAIM_TTL_MS = 30_000;
+
 /**
  * A conversation history kept in Redis, for agents that run on any machine: the `AgentContext` of
  * `Agent`, like `LinearContext`.
@@ -63,8 +84,17 @@ export interface SessionTurnProgress {
  * of `pendingStepToJSON`), recorded and completed by scripts that are fenced and checked like
  * appends; completing it drops it and appends its messages in one script. While it waits, appends
  * are refused (inside Redis too, so a copy that missed the deferral cannot append).
+ *
+ * The call ledger ({@link RedisContext.ledger}) is a list beside the history: a call's start record
+ * is stored by one fenced script before the call runs, its outcome by another when it settles
+ * (sent without waiting); the append that adds the step deletes the list in the same script. Every
+ * write checks that this copy is the stored session (history length, pending step, ledger length),
+ * so a copy that missed a write refuses to record a call, and so runs none.
+ *
+ * Writes go to Redis one at a time, in call order. Each carries an id: a script resent after a
+ * reconnection that had been applied before the connection dropped is not applied twice.
  */
-export class RedisContext implements AgentContext {
+export class RedisContext implements AgentContext, CallLedger {
   readonly keys: SessionKeys;
   readonly #redis: Redis;
   readonly #ownsClient: boolean;
@@ -72,6 +102,13 @@ export class RedisContext implements AgentContext {
   #tokens = 0;
   #pending: PendingStep | undefined;
   #queue: Promise<unknown> = Promise.resolve();
+  #ledger = new OpenStepState();
+  /** Records of the open step: applied to {@link RedisContext.#ledger}, sent to Redis (or being sent). */
+  #ledgerLength = 0;
+  /** The lease of a claim (a context without `fence`), while it is held. */
+  #claim: SessionLease | undefined;
+  readonly #writer = randomUUID();
+  #writes = 0;
 
   constructor(private readonly options: RedisContextOptions) {
     this.keys = new SessionKeys(options.prefix ?? DEFAULT_PREFIX, options.tenant, options.session);
@@ -80,7 +117,7 @@ export class RedisContext implements AgentContext {
       this.#redis = connection;
       this.#ownsClient = false;
     } else {
-      this.#redis = createRedis(connection, { blocking: false, name: 'kosong-context' });
+      this.#redis = createRedis(connection, { blocking: false, name: 'kosong-context', ...(options.reconnectWindowMs === undefined ? {} : { reconnectWindowMs: options.reconnectWindowMs }) });
       this.#ownsClient = true;
     }
   }
@@ -100,28 +137,96 @@ export class RedisContext implements AgentContext {
     return this.#pending;
   }
 
-  /** Loads the session's history from Redis. @throws if this context already has messages. */
+  /** `tenant/session`, percent-encoded: the start of every call's idempotency key (see `AgentContext.sessionKey`). */
+  get sessionKey(): string {
+    return this.keys.name;
+  }
+
+  /** The call ledger of this context: records in Redis, beside the history. */
+  get ledger(): CallLedger {
+    return this;
+  }
+
+  /** The step whose calls were recorded and that is not in the history, if any. */
+  get openStep(): OpenStep | undefined {
+    return this.#ledger.openStep;
+  }
+
+  /**
+   * Loads the session — history, token count, pending step and call ledger, read in one
+   * transaction — after checking all of it: nothing changes in this context unless every message
+   * and record is valid.
+   *
+   * @throws an Error naming the session and the bad entry; an Error if this context already has messages.
+   */
   async restore(): Promise<ContextRestoreReport> {
-    if (this.#messages.length > 0 || this.#pending) throw new Error('RedisContext.restore(): the context already has messages');
-    const [entries, [tokens, pending]] = await Promise.all([this.#redis.lrange(this.keys.history, 0, -1), this.#redis.hmget(this.keys.meta, 'tokenCount', 'pendingStep')]);
-    entries.forEach((entry, index) => {
-      try {
-        this.#messages.push(messageFromJSON(JSON.parse(entry)));
-      } catch (error) {
-        this.#messages.length = 0;
-        throw new Error(`Session "${this.options.session}": message ${index + 1} in Redis is not a valid message (${(error as Error).message})`, { cause: error });
-      }
-    });
-    this.#tokens = tokens === null || tokens === undefined ? 0 : Number(tokens);
-    if (pending !== null && pending !== undefined) {
-      try {
-        this.#pending = pendingStepFromJSON(JSON.parse(pending));
-      } catch (error) {
-        this.#messages.length = 0;
-        throw new Error(`Session "${this.options.session}": the step waiting for approval in Redis is not valid (${(error as Error).message})`, { cause: error });
-      }
+    if (this.#messages.length > 0 || this.#pending || this.#ledgerLength > 0) throw new Error('RedisContext.restore(): the context already has messages');
+    let read: [Error | null, unknown][] | null;
+    try {
+      read = await this.#redis.multi().lrange(this.keys.history, 0, -1).hmget(this.keys.meta, 'tokenCount', 'pendingStep').lrange(this.keys.ledger, 0, -1).exec();
+    } catch (error) {
+      throw asUnavailable(error, `${this.#name()}: cannot restore`);
     }
+    const [entries, [tokens, pending], records] = (read ?? []).map(([error, value]) => {
+      if (error) throw error;
+      return value;
+    }) as [string[], (string | null)[], string[]];
+    const messages = entries.map((entry, index) =>
+      parse(() => messageFromJSON(JSON.parse(entry)), (why) => `${this.#name()}: message ${index + 1} in Redis is not a valid message (${why})`),
+    );
+    const pendingStep =
+      pending === null || pending === undefined
+        ? undefined
+        : parse(() => pendingStepFromJSON(JSON.parse(pending)), (why) => `${this.#name()}: the step waiting for approval in Redis is not valid (${why})`);
+    const ledger = new OpenStepState();
+    records.forEach((entry, index) =>
+      parse(
+        () => ledger.apply(callRecordFromJSON(JSON.parse(entry))),
+        (why) => `${this.#name()}: record ${index + 1} of the call ledger in Redis is not valid (${why})`,
+      ),
+    );
+    this.#messages.push(...messages);
+    this.#tokens = tokens === null || tokens === undefined ? 0 : Number(tokens);
+    this.#pending = pendingStep;
+    this.#ledger = ledger;
+    this.#ledgerLength = records.length;
     return { messages: this.#messages.length };
+  }
+
+  /**
+   * Claims the session for one turn (a run or a resume: `Agent` calls it), so that no other process
+   * runs a turn of it meanwhile. A context with a `fence` writes under a lease already: it resolves
+   * at once. Otherwise it takes the session's lease — if nobody holds it and the session is what this
+   * context read, in one script — renews it while held, and writes under its fencing token until
+   * the release.
+   *
+   * @throws ResumeConflictError when another process holds the session, or wrote to it since this
+   *   context read it (restore a new context to see what it did); nothing was run.
+   */
+  async claim(): Promise<() => Promise<void>> {
+    if (this.options.fence !== undefined) return () => Promise.resolve();
+    if (this.#claim) throw new ResumeConflictError(`${this.#name()}: this context is claimed already; nothing was run`);
+    await this.#queue;
+    const snapshot = { historyLength: this.#messages.length, pendingStepId: this.#pending?.stepId, ledgerLength: this.#ledgerLength };
+    let claimed: SessionLease | 'held' | 'changed';
+    try {
+      claimed = await SessionLease.claim(this.#redis, this.keys, this.options.claimTtlMs ?? DEFAULT_CLAIM_TTL_MS, snapshot, () => undefined);
+    } catch (error) {
+      throw asUnavailable(error, `${this.#name()}: cannot claim the session`);
+    }
+    if (claimed === 'held') throw new ResumeConflictError(`${this.#name()}: another process holds the session (a turn or a resume runs there); nothing was run`);
+    if (claimed === 'changed') {
+      throw new ResumeConflictError(`${this.#name()}: another process wrote to the session since this context read it; restore it again to see what changed; nothing was run`);
+    }
+    this.#claim = claimed;
+    let released = false;
+    return async () => {
+      if (released) return;
+      released = true;
+      await this.#queue; // outcomes sent without waiting are written under the claim
+      this.#claim = undefined;
+      await claimed.release();
+    };
   }
 
   /** The running turn's progress as stored (which turn, how many whole steps, its usage). @internal */
@@ -142,22 +247,12 @@ export class RedisContext implements AgentContext {
     if (messages.length === 0) return Promise.resolve();
     if (this.#pending) return Promise.reject(new ApprovalPendingError(pendingApprovals(this.#pending)));
     const encoded = messages.map((m) => JSON.stringify(messageToJSON(m)));
-    return this.#write(async () => {
-      const { fence, turn } = this.options;
+    return this.#write('cannot append', async (fence, writeId) => {
+      const { turn } = this.options;
       const usage = turn?.usage?.();
-      await this.#redis.eval(
-        APPEND_SCRIPT,
-        3,
-        this.keys.history,
-        this.keys.meta,
-        this.keys.owner,
-        fence ?? '',
-        this.#messages.length,
-        turn?.id ?? '',
-        usage === undefined ? '' : JSON.stringify(usage),
-        ...encoded,
-      );
+      await this.#redis.eval(APPEND_SCRIPT, 4, ...this.#writeKeys(), fence, writeId, this.#messages.length, turn?.id ?? '', usage === undefined ? '' : JSON.stringify(usage), ...encoded);
       this.#messages.push(...messages);
+      this.#closeLedger();
     });
   }
 
@@ -169,8 +264,8 @@ export class RedisContext implements AgentContext {
    */
   deferStep(pending: PendingStep): Promise<void> {
     const encoded = JSON.stringify(pendingStepToJSON(pending, this.#tokens));
-    return this.#write(async () => {
-      await this.#redis.eval(DEFER_STEP_SCRIPT, 3, this.keys.history, this.keys.meta, this.keys.owner, this.options.fence ?? '', this.#messages.length, pending.stepId, encoded);
+    return this.#write('cannot defer the step', async (fence, writeId) => {
+      await this.#redis.eval(DEFER_STEP_SCRIPT, 4, ...this.#writeKeys(), fence, writeId, this.#messages.length, pending.stepId, encoded);
       this.#pending = pending;
     });
   }
@@ -185,63 +280,115 @@ export class RedisContext implements AgentContext {
     if (pending?.stepId !== stepId) return Promise.reject(new Error(`Session "${this.options.session}": step "${stepId}" does not wait for approval`));
     if (messages.length === 0) return Promise.reject(new TypeError('RedisContext.completeStep(): a step has at least its assistant message'));
     const encoded = messages.map((m) => JSON.stringify(messageToJSON(m)));
-    return this.#write(async () => {
-      const { fence, turn } = this.options;
+    return this.#write('cannot complete the step', async (fence, writeId) => {
+      const { turn } = this.options;
       const usage = turn?.usage?.();
-      await this.#redis.eval(
-        COMPLETE_STEP_SCRIPT,
-        3,
-        this.keys.history,
-        this.keys.meta,
-        this.keys.owner,
-        fence ?? '',
-        this.#messages.length,
-        stepId,
-        turn?.id ?? '',
-        usage === undefined ? '' : JSON.stringify(usage),
-        ...encoded,
-      );
+      await this.#redis.eval(COMPLETE_STEP_SCRIPT, 4, ...this.#writeKeys(), fence, writeId, this.#messages.length, stepId, turn?.id ?? '', usage === undefined ? '' : JSON.stringify(usage), ...encoded);
       this.#messages.push(...messages);
       this.#pending = undefined;
+      this.#closeLedger();
+    });
+  }
+
+  /**
+   * Records a call's start, in one fenced script, before the call runs: it resolves once Redis has
+   * stored it.
+   *
+   * @throws Error when the record does not follow the open step; {@link FencedError}; an Error when
+   *   this copy is not the stored session (another writer wrote since it read it); a
+   *   `RedisUnavailableError`.
+   */
+  recordStart(record: CallStartRecord): Promise<void> {
+    return this.#record(record);
+  }
+
+  /** Records a call's outcome, in one fenced script (the caller need not wait for it: later writes go after it). */
+  recordOutcome(record: CallOutcomeRecord): Promise<void> {
+    return this.#record(record);
+  }
+
+  #record(record: CallStartRecord | CallOutcomeRecord): Promise<void> {
+    try {
+      this.#ledger.apply(record); // checked against the records before it, and kept, before it is sent
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
+    // Its place in the list: a record that failed to reach Redis makes every later one fail too (STALE), so Redis only ever holds a prefix of the records.
+    const at = this.#ledgerLength++;
+    const encoded = JSON.stringify(callRecordToJSON(record, this.#tokens));
+    return this.#write(`cannot record call ${record.index} of step "${record.key}"`, async (fence, writeId) => {
+      await this.#redis.eval(LEDGER_RECORD_SCRIPT, 4, ...this.#writeKeys(), fence, writeId, this.#messages.length, this.#pending?.stepId ?? '', at, encoded);
     });
   }
 
   /** Records the token count of the history (fenced like `append`). */
   markTokenCount(count: number): Promise<void> {
-    return this.#write(async () => {
-      await this.#redis.eval(FENCED_HSET_SCRIPT, 2, this.keys.meta, this.keys.owner, this.options.fence ?? '', 'tokenCount', count);
+    return this.#write('cannot record the token count', async (fence) => {
+      await this.#redis.eval(FENCED_HSET_SCRIPT, 2, this.keys.meta, this.keys.owner, fence, 'tokenCount', count);
       this.#tokens = count;
     });
   }
 
-  /** Runs writes one at a time, in call order, with Redis' refusals as typed errors. */
-  #write(write: () => Promise<void>): Promise<void> {
+  /** The keys every write script takes: history, meta, owner, ledger. */
+  #writeKeys(): [string, string, string, string] {
+    return [this.keys.history, this.keys.meta, this.keys.owner, this.keys.ledger];
+  }
+
+  /** The open step is in the history now. */
+  #closeLedger(): void {
+    this.#ledger.close();
+    this.#ledgerLength = 0;
+  }
+
+  /**
+   * Runs writes one at a time, in call order, with Redis' refusals as typed errors. Each gets the
+   * fence it writes under (the lease's token; `''`: none) and an id of its own.
+   */
+  #write(doing: string, write: (fence: string, writeId: string) => Promise<void>): Promise<void> {
     const run = this.#queue.then(async () => {
+      const fence = this.options.fence ?? this.#claim?.token;
       try {
-        await write();
+        await write(fence === undefined ? '' : String(fence), `${this.#writer}:${++this.#writes}`);
       } catch (error) {
-        throw this.#translate(error);
+        throw this.#translate(error, doing, fence);
       }
     });
     this.#queue = run.catch(() => undefined);
     return run;
   }
 
-  /** Waits for writes in flight; closes the connection if this context opened it. */
+  /** Waits for writes in flight and gives a claim up; closes the connection if this context opened it. */
   async close(): Promise<void> {
     await this.#queue;
+    const claim = this.#claim;
+    this.#claim = undefined;
+    await claim?.release();
     if (this.#ownsClient) await closeRedis(this.#redis);
   }
 
-  #translate(error: unknown): unknown {
-    const message = error instanceof Error ? error.message : '';
-    if (message.includes('FENCED')) return new FencedError(this.options.tenant, this.options.session, this.options.fence ?? 0);
-    if (message.includes('STALE')) {
-      return new Error(`Session "${this.options.session}": another writer appended to the history since this context read it; nothing was written`, { cause: error });
-    }
-    if (message.includes('PENDING')) {
-      return new Error(`Session "${this.options.session}": another writer deferred or completed a step waiting for approval since this context read it; nothing was written`, { cause: error });
-    }
-    return error;
+  /** `Session "s" of tenant "t"`. */
+  #name(): string {
+    const { tenant, session } = this.options;
+    return `Session "${session}"${tenant === undefined ? '' : ` of tenant "${tenant}"`}`;
+  }
+
+  #translate(error: unknown, doing: string, fence: number | undefined): unknown {
+    const message = error instanceof Error ? error.message.replace(/^ERR /, '') : '';
+    const because = (why: string): Error => new Error(`${this.#name()}: ${doing}: ${why}; nothing was written`, { cause: error });
+    if (message.startsWith('FENCED')) return new FencedError(this.options.tenant, this.options.session, fence ?? 0);
+    if (message.startsWith('STALE')) return because('another writer appended to the history or recorded calls since this context read it');
+    if (message.startsWith('NOT_PENDING')) return because('the step does not wait for approval any more (another writer completed it)');
+    if (message.startsWith('OTHER_PENDING')) return because('another step waits for approval');
+    if (message.startsWith('PENDING')) return because('another writer deferred or completed a step waiting for approval since this context read it');
+    return asUnavailable(error, `${this.#name()}: ${doing}`);
+  }
+}
+
+/** Runs a parse, or throws an Error with the message `describe` makes of its failure. */
+function parse<T>(run: () => T, describe: (why: string) => string): T {
+  try {
+    return run();
+  } catch (error) {
+    throw new Error(describe((error as Error).message), { cause: error });
   }
 }

@@ -1,11 +1,23 @@
 import { randomUUID } from 'node:crypto';
-import { isToolResult, toolCancelled, toolInvalidReturn, type Tool, type ToolCall, type ToolContext, type ToolResult, type Toolset } from '@kosong/core';
+import {
+  DEFAULT_REPLAY_POLICY,
+  isReplayPolicy,
+  isToolResult,
+  toolCancelled,
+  toolInvalidReturn,
+  type ReplayPolicy,
+  type Tool,
+  type ToolCall,
+  type ToolContext,
+  type ToolResult,
+  type Toolset,
+} from '@kosong/core';
 import { Job, Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { closeOrDisconnect, closeRedis, createRedis, type RedisConnection } from './connection.js';
+import { asUnavailable, closeOrDisconnect, closeRedis, createRedis, type RedisConnection } from './connection.js';
 import { DEFAULT_PREFIX, GlobalKeys, toolQueueName } from './keys.js';
 import { cancelToolJob, signalToolJob } from './tool-job-canceller.js';
-import { remoteToolTimedOut, toolJobId, toolWorkerLost, type ToolJobData } from './tool-job.js';
+import { callJobId, remoteToolTimedOut, toolWorkerLost, type ToolJobData, type ToolJobOutcome } from './tool-job.js';
 import type { PublishedToolList } from './tool-worker.js';
 
 /** Options of {@link RemoteToolset.connect}. */
@@ -18,6 +30,11 @@ export interface RemoteToolsetOptions {
   readonly tenant?: string;
   /** The tools the model is told about; default: the list the workers published in Redis. */
   readonly tools?: readonly Tool[];
+  /**
+   * The replay policy of tools (see {@link RemoteToolset.replayPolicy}), over those the workers
+   * published (with `tools`, nothing is read: these are all there is). Tools named nowhere: `'never'`.
+   */
+  readonly replay?: Readonly<Record<string, ReplayPolicy>>;
   /** How long one call may take, queueing included, before it is cancelled (default 5 min). */
   readonly timeoutMs?: number;
   /**
@@ -30,11 +47,18 @@ export interface RemoteToolsetOptions {
   readonly resendCancelMs?: number;
   /** Prefix of every Redis key (default `kosong`). */
   readonly prefix?: string;
+  /** How long commands wait for Redis to come back before the call fails (default 15 s). */
+  readonly reconnectWindowMs?: number;
 }
 
 /** A call waiting for its job's outcome. */
 interface PendingCall {
   readonly call: ToolCall;
+  readonly data: ToolJobData;
+  /** Its job was there before this call enqueued it (a step done again: the same idempotency key). */
+  duplicate: boolean;
+  /** It enqueued the job again once already (the job it found had no result to reuse). */
+  replaced: boolean;
   settle(result: ToolResult): void;
 }
 
@@ -46,12 +70,17 @@ const KEEP_FINISHED_SECONDS = 3_600;
 /**
  * A toolset whose calls run as BullMQ jobs on `ToolWorker` processes, on any machine.
  *
- * Each call is one job whose id is derived from the step id and the call's index (enqueueing it
- * twice makes one job). Results come back through the queue's events and are returned, like any
- * toolset's, to `step()`, which keeps them in call order. When the step aborts (or the call times
- * out), a job still waiting is removed and a running one is cancelled on whichever worker runs it;
- * the call settles when the remote tool has settled. A call whose worker died gets the error result
- * "the tool worker was lost" (unless its tool is marked safe to rerun on the worker).
+ * Each call is one job whose id is derived from the call's idempotency key (its stable identity
+ * under an agent; without one, the step id and the call's index): enqueueing it twice makes one
+ * job, and a call of a step done again finds the job of its first run — it reuses the result, or
+ * runs again when that job was cancelled, lost or failed. Results come back through the queue's
+ * events and are returned, like any toolset's, to `step()`, which keeps them in call order. When
+ * the step aborts (or the call times out), a job still waiting is removed and a running one is
+ * cancelled on whichever worker runs it; the call settles when the remote tool has settled. A call
+ * whose worker died gets the error result "the tool worker was lost" (unless its tool is marked
+ * safe to rerun on the worker).
+ *
+ * Replay policies come with the tool list the workers publish ({@link RemoteToolset.replayPolicy}).
  */
 export class RemoteToolset implements Toolset {
   readonly queueName: string;
@@ -62,6 +91,7 @@ export class RemoteToolset implements Toolset {
   readonly #keys: GlobalKeys;
   readonly #pending = new Map<string, PendingCall>();
   #tools: readonly Tool[] = [];
+  #replay: Readonly<Record<string, ReplayPolicy>> = {};
   #closed = false;
 
   private constructor(
@@ -92,22 +122,34 @@ export class RemoteToolset implements Toolset {
    * published; fails if none has.
    */
   static async connect(options: RemoteToolsetOptions): Promise<RemoteToolset> {
-    const redis = createRedis(options.connection, { blocking: false, name: 'kosong-remote-toolset' });
+    const redis = createRedis(options.connection, {
+      blocking: false,
+      name: 'kosong-remote-toolset',
+      ...(options.reconnectWindowMs === undefined ? {} : { reconnectWindowMs: options.reconnectWindowMs }),
+    });
     try {
       const keys = new GlobalKeys(options.prefix ?? DEFAULT_PREFIX);
       const queueName = toolQueueName(options.tenant, options.name);
       let tools = options.tools;
+      let replay: Readonly<Record<string, ReplayPolicy>> = {};
       if (!tools) {
         const published = await redis.get(keys.toolList(queueName));
         if (published === null) {
           throw new Error(`No tool worker has published the tools of "${options.name}"${options.tenant === undefined ? '' : ` for tenant "${options.tenant}"`} (queue ${queueName}); start one, or pass \`tools\``);
         }
-        tools = (JSON.parse(published) as PublishedToolList).tools;
+        const list = JSON.parse(published) as PublishedToolList;
+        tools = list.tools;
+        replay = list.replay ?? {};
+      }
+      replay = { ...replay, ...options.replay };
+      for (const [name, policy] of Object.entries(replay)) {
+        if (!isReplayPolicy(policy)) throw new TypeError(`RemoteToolset: the replay policy of "${name}" must be 'safe', 'never' or 'ask'`);
       }
       // Events are read from the current end of the queue's event stream: nothing of ours is missed.
       const last = (await redis.xrevrange(`${options.prefix ?? DEFAULT_PREFIX}:${queueName}:events`, '+', '-', 'COUNT', 1)) as [string, string[]][];
       const toolset = new RemoteToolset(options, last[0]?.[0] ?? '0-0', redis);
       toolset.#tools = tools;
+      toolset.#replay = replay;
       await Promise.all([toolset.#queue.waitUntilReady(), toolset.#events.waitUntilReady()]);
       return toolset;
     } catch (error) {
@@ -121,6 +163,16 @@ export class RemoteToolset implements Toolset {
     return this.#tools;
   }
 
+  /**
+   * The replay policy of a call's tool, as its workers published it (or `replay` said): what a step
+   * done again may do with a call that started and has no recorded outcome. `'never'` for a tool
+   * nobody declared.
+   */
+  replayPolicy(call: ToolCall): ReplayPolicy {
+    const name = call.function.name;
+    return Object.hasOwn(this.#replay, name) ? this.#replay[name]! : DEFAULT_REPLAY_POLICY;
+  }
+
   /** Calls waiting for their remote outcome. */
   get inFlight(): number {
     return this.#pending.size;
@@ -131,26 +183,36 @@ export class RemoteToolset implements Toolset {
     if (this.#closed) throw new Error(`RemoteToolset ${this.queueName} is closed`);
     const name = call.function.name;
     if (context.signal.aborted) return { toolCallId: call.id, returnValue: toolCancelled(name, context.signal.reason) };
-    const jobId = context.index === undefined ? `${randomUUID()}.0` : toolJobId(context.stepId, context.index);
+    const jobId = callJobId(context) ?? `${randomUUID()}.0`;
     if (this.#pending.has(jobId)) throw new Error(`Call ${context.index} of step ${context.stepId} is already running`);
 
     let settle!: (result: ToolResult) => void;
     const outcome = new Promise<ToolResult>((resolve) => (settle = resolve));
-    this.#pending.set(jobId, { call, settle });
+    const data: ToolJobData = {
+      tenant: this.options.tenant ?? null,
+      stepId: context.stepId,
+      index: context.index ?? 0,
+      toolCall: call,
+      ...(context.idempotencyKey === undefined ? {} : { idempotencyKey: context.idempotencyKey }),
+    };
+    this.#pending.set(jobId, { call, data, duplicate: false, replaced: false, settle });
     try {
-      const data: ToolJobData = { tenant: this.options.tenant ?? null, stepId: context.stepId, index: context.index ?? 0, toolCall: call };
       const stepJobs = this.#keys.stepJobs(context.stepId);
       await this.#redis.multi().sadd(stepJobs, `${this.queueName}\t${jobId}`).expire(stepJobs, KEEP_FINISHED_SECONDS).exec();
-      await this.#queue.add(name, data, {
-        jobId,
-        removeOnComplete: { age: KEEP_FINISHED_SECONDS },
-        removeOnFail: { age: KEEP_FINISHED_SECONDS },
-      });
+      await this.#enqueue(jobId, data);
     } catch (error) {
       this.#pending.delete(jobId);
-      throw error;
+      throw asUnavailable(error, `Cannot run \`${name}\` on ${this.queueName}`);
     }
     return this.#await(jobId, call, outcome, context.signal);
+  }
+
+  #enqueue(jobId: string, data: ToolJobData): Promise<unknown> {
+    return this.#queue.add(data.toolCall.function.name, data, {
+      jobId,
+      removeOnComplete: { age: KEEP_FINISHED_SECONDS },
+      removeOnFail: { age: KEEP_FINISHED_SECONDS },
+    });
   }
 
   /** Waits for the outcome; on abort or timeout cancels the job and waits for the remote tool to settle. */
@@ -216,6 +278,7 @@ export class RemoteToolset implements Toolset {
     const pending = this.#pending.get(jobId);
     if (!pending) return;
     const { call } = pending;
+    if (pending.duplicate && !pending.replaced && (returnvalue as ToolJobOutcome | null)?.interrupted === true) return void this.#replace(jobId, pending);
     pending.settle(
       isToolResult(returnvalue)
         ? { toolCallId: call.id, returnValue: returnvalue.returnValue }
@@ -226,6 +289,7 @@ export class RemoteToolset implements Toolset {
   #failed(jobId: string, failedReason: string): void {
     const pending = this.#pending.get(jobId);
     if (!pending) return;
+    if (pending.duplicate && !pending.replaced) return void this.#replace(jobId, pending);
     const { call } = pending;
     const name = call.function.name;
     pending.settle({
@@ -234,14 +298,35 @@ export class RemoteToolset implements Toolset {
     });
   }
 
-  /** The job existed already (enqueued before): it may have finished before we listened. */
+  /**
+   * The job existed already: enqueued before under the same id, by a step done again (the same
+   * idempotency key) or a resent command. Its result is reused once it has one; a job that was
+   * cancelled, lost or failed is enqueued again (once), since the step asks for the call to run.
+   */
   async #duplicated(jobId: string): Promise<void> {
-    if (!this.#pending.has(jobId)) return;
+    const pending = this.#pending.get(jobId);
+    if (!pending) return;
+    pending.duplicate = true;
     try {
       const job = await Job.fromId(this.#queue, jobId);
-      if (!job) return;
+      if (!job) return await this.#replace(jobId, pending); // removed meanwhile
       if (job.finishedOn !== undefined && job.failedReason) this.#failed(jobId, job.failedReason);
       else if (job.finishedOn !== undefined) this.#completed(jobId, job.returnvalue);
+    } catch {
+      // the call's timeout still bounds it
+    }
+  }
+
+  /**
+   * Enqueues the call again in place of the finished job it found, at most once per call: after
+   * that (or if the job cannot be removed: it runs), the job's outcome is the call's.
+   */
+  async #replace(jobId: string, pending: PendingCall): Promise<void> {
+    if (pending.replaced) return;
+    pending.replaced = true;
+    try {
+      await this.#queue.remove(jobId);
+      await this.#enqueue(jobId, pending.data);
     } catch {
       // the call's timeout still bounds it
     }

@@ -1,6 +1,15 @@
 import type { Redis } from 'ioredis';
-import { ACQUIRE_SCRIPT, RELEASE_SCRIPT, RENEW_SCRIPT } from './scripts.js';
+import { ACQUIRE_SCRIPT, CLAIM_SCRIPT, RELEASE_SCRIPT, RENEW_SCRIPT } from './scripts.js';
 import type { SessionKeys } from './keys.js';
+
+/** What a writer read of a session: checked by {@link SessionLease.claim}. */
+export interface SessionSnapshot {
+  readonly historyLength: number;
+  /** The id of the step waiting for approval, if one does. */
+  readonly pendingStepId: string | undefined;
+  /** Records in the call ledger. */
+  readonly ledgerLength: number;
+}
 
 /**
  * The right to write to one session, with a fencing token: a number that only grows, handed out
@@ -26,6 +35,22 @@ export class SessionLease {
   static async acquire(redis: Redis, keys: SessionKeys, ttlMs: number, onLost: () => void): Promise<SessionLease | undefined> {
     const token = Number(await redis.eval(ACQUIRE_SCRIPT, 2, keys.owner, keys.fence, ttlMs));
     if (token === 0) return undefined;
+    const lease = new SessionLease(redis, keys, token, ttlMs, onLost);
+    lease.#schedule();
+    return lease;
+  }
+
+  /**
+   * Takes the lease like {@link SessionLease.acquire}, for a writer whose copy of the session is the
+   * stored one (`expected`: what it read), in one script. Returns `'held'` when someone holds the
+   * lease, `'changed'` when the session is not what the writer read (someone wrote to it since).
+   */
+  static async claim(redis: Redis, keys: SessionKeys, ttlMs: number, expected: SessionSnapshot, onLost: () => void): Promise<SessionLease | 'held' | 'changed'> {
+    const token = Number(
+      await redis.eval(CLAIM_SCRIPT, 5, keys.owner, keys.fence, keys.history, keys.meta, keys.ledger, ttlMs, expected.historyLength, expected.pendingStepId ?? '', expected.ledgerLength),
+    );
+    if (token === 0) return 'held';
+    if (token < 0) return 'changed';
     const lease = new SessionLease(redis, keys, token, ttlMs, onLost);
     lease.#schedule();
     return lease;

@@ -20,6 +20,18 @@ export interface ToolJobData {
   /** Position of the call in its step. */
   readonly index: number;
   readonly toolCall: ToolCall;
+  /** The call's `ToolContext.idempotencyKey` (its stable identity under an agent), handed on to the tool. */
+  readonly idempotencyKey?: string;
+}
+
+/**
+ * What a tool job returns: the call's result, marked `interrupted` when the tool did not run to its
+ * own end on the worker (cancelled before it started or while it ran, its worker lost, abandoned at
+ * shutdown). A call enqueued again under the same job id (the same idempotency key: a step done
+ * again) reuses a result that is not marked, and runs again instead of taking a marked one.
+ */
+export interface ToolJobOutcome extends ToolResult {
+  readonly interrupted?: true;
 }
 
 /**
@@ -28,6 +40,15 @@ export interface ToolJobData {
  */
 export function toolJobId(stepId: string, index: number): string {
   return `${encodeName(stepId)}.${index}`;
+}
+
+/**
+ * The id of the job of a call: from its idempotency key when it has one (the same for every run of
+ * the call, also when its step is done again in another process), else from its step id and index.
+ */
+export function callJobId(context: Pick<ToolContext, 'stepId' | 'index' | 'idempotencyKey'>): string | undefined {
+  if (context.idempotencyKey !== undefined) return `k.${encodeName(context.idempotencyKey)}`;
+  return context.index === undefined ? undefined : toolJobId(context.stepId, context.index);
 }
 
 /** Whether a job's data has the shape of {@link ToolJobData}. */
@@ -39,6 +60,7 @@ export function isToolJobData(value: unknown): value is ToolJobData {
     (data.tenant === null || typeof data.tenant === 'string') &&
     typeof data.stepId === 'string' &&
     typeof data.index === 'number' &&
+    (data.idempotencyKey === undefined || typeof data.idempotencyKey === 'string') &&
     typeof call === 'object' &&
     call !== null &&
     typeof call.id === 'string' &&

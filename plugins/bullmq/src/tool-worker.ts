@@ -1,10 +1,9 @@
-import { toolCancelled, toolNotExecuted, type Tool, type Toolset } from '@kosong/core';
+import { isReplayPolicy, replayPolicyOf, toolCancelled, toolNotExecuted, type ReplayPolicy, type Tool, type Toolset } from '@kosong/core';
 import { Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { closeOrDisconnect, closeRedis, createRedis, type RedisConnection } from './connection.js';
 import { DEFAULT_PREFIX, GlobalKeys, toolQueueName } from './keys.js';
-import { isToolJobData, runLocally, toolAbandonedAtShutdown, toolWorkerLost } from './tool-job.js';
-import type { ToolResult } from '@kosong/core';
+import { isToolJobData, runLocally, toolAbandonedAtShutdown, toolWorkerLost, type ToolJobOutcome } from './tool-job.js';
 
 /** Options of {@link ToolWorker.start}. */
 export interface ToolWorkerOptions {
@@ -30,6 +29,14 @@ export interface ToolWorkerOptions {
    * other tool's call gets the error result "the tool worker was lost" instead of a second run.
    */
   readonly retryOnWorkerLoss?: readonly string[];
+  /**
+   * The replay policy of each tool (see core's `ReplayPolicy`), published with the tool list for
+   * `RemoteToolset.replayPolicy`: what a step done again (after a crash, a takeover) may do with a
+   * call of the tool that started and has no recorded outcome. A tool not named here gets the served
+   * toolset's `replayPolicy` for a call of it without arguments, else `'never'`. Tools whose policy
+   * is `'safe'` also run again when their worker was lost, as if listed in `retryOnWorkerLoss`.
+   */
+  readonly replay?: Readonly<Record<string, ReplayPolicy>>;
   /** How many times a call of a tool in `retryOnWorkerLoss` may be run again (default 2). */
   readonly maxRetriesOnWorkerLoss?: number;
   /** Prefix of every Redis key (default `kosong`). */
@@ -52,6 +59,25 @@ export interface ToolWorkerCloseOptions {
 export interface PublishedToolList {
   readonly tools: readonly Tool[];
   readonly retryOnWorkerLoss: readonly string[];
+  /** The replay policy of each tool (absent in lists of older versions: every tool is then `'never'`). */
+  readonly replay?: Readonly<Record<string, ReplayPolicy>>;
+}
+
+/**
+ * The replay policy of each tool of a toolset: `declared` first, else the toolset's own for a call of
+ * the tool without arguments, else `'never'`.
+ * @throws TypeError for a declared value that is no policy.
+ */
+export function replayPolicies(toolset: Toolset, declared: Readonly<Record<string, ReplayPolicy>> = {}): Record<string, ReplayPolicy> {
+  for (const [name, policy] of Object.entries(declared)) {
+    if (!isReplayPolicy(policy)) throw new TypeError(`ToolWorker: the replay policy of "${name}" must be 'safe', 'never' or 'ask'`);
+  }
+  return Object.fromEntries(
+    toolset.tools.map((tool) => [
+      tool.name,
+      Object.hasOwn(declared, tool.name) ? declared[tool.name]! : replayPolicyOf(toolset, { type: 'function', id: '', function: { name: tool.name, arguments: '{}' } }),
+    ]),
+  );
 }
 
 /** How long a cancellation that arrived before its call started is remembered. */
@@ -84,6 +110,7 @@ export class ToolWorker {
   readonly #subscriber: Redis;
   readonly #keys: GlobalKeys;
   readonly #retryable: ReadonlySet<string>;
+  readonly #replay: Readonly<Record<string, ReplayPolicy>>;
   readonly #earlyCancels = new Map<string, { readonly reason: string; readonly at: number }>();
   readonly #calls = new Set<RunningCall>();
   /** Set at the close deadline: a call taken after it is not started. */
@@ -93,7 +120,9 @@ export class ToolWorker {
   private constructor(private readonly options: ToolWorkerOptions) {
     this.queueName = toolQueueName(options.tenant, options.name);
     this.#keys = new GlobalKeys(options.prefix ?? DEFAULT_PREFIX);
-    this.#retryable = new Set(options.retryOnWorkerLoss ?? []);
+    this.#replay = replayPolicies(options.toolset, options.replay);
+    const safe = Object.keys(this.#replay).filter((name) => this.#replay[name] === 'safe');
+    this.#retryable = new Set([...(options.retryOnWorkerLoss ?? []), ...safe]);
     this.#redis = createRedis(options.connection, { blocking: true, name: `kosong-tool-worker:${this.queueName}` });
     this.#subscriber = createRedis(options.connection, { blocking: true, name: `kosong-tool-cancel:${this.queueName}` });
     const lockDuration = options.lockDurationMs ?? 30_000;
@@ -129,7 +158,7 @@ export class ToolWorker {
   }
 
   async #begin(): Promise<void> {
-    const published: PublishedToolList = { tools: this.options.toolset.tools, retryOnWorkerLoss: [...this.#retryable] };
+    const published: PublishedToolList = { tools: this.options.toolset.tools, retryOnWorkerLoss: [...this.#retryable], replay: this.#replay };
     await this.#redis.set(this.#keys.toolList(this.queueName), JSON.stringify(published));
     this.#subscriber.on('message', (_channel: string, message: string) => this.#onCancel(message));
     await this.#subscriber.subscribe(this.#keys.toolCancelChannel(this.queueName));
@@ -154,7 +183,7 @@ export class ToolWorker {
     }
   }
 
-  async #process(job: Job, signal: AbortSignal | undefined): Promise<ToolResult> {
+  async #process(job: Job, signal: AbortSignal | undefined): Promise<ToolJobOutcome> {
     const data: unknown = job.data;
     if (!isToolJobData(data)) {
       return { toolCallId: '', returnValue: toolNotExecuted('the tool job is malformed (not a kosong tool call)') };
@@ -165,7 +194,7 @@ export class ToolWorker {
       return { toolCallId: call.id, returnValue: toolNotExecuted('the call was made for another tenant than this worker serves') };
     }
     const name = call.function.name;
-    if (job.stalledCounter > 0 && !this.#retryable.has(name)) return { toolCallId: call.id, returnValue: toolWorkerLost(name) };
+    if (job.stalledCounter > 0 && !this.#retryable.has(name)) return { toolCallId: call.id, returnValue: toolWorkerLost(name), interrupted: true };
 
     const controller = new AbortController();
     const early = job.id === undefined ? undefined : this.#earlyCancels.get(job.id);
@@ -179,16 +208,18 @@ export class ToolWorker {
     // Cancelled before it started (the caller aborted while the call was being enqueued or taken by
     // this worker): it is not started, since a tool given an aborted signal would wait for an abort
     // event that has already fired, and run to its end.
-    if (controller.signal.aborted) return { toolCallId: call.id, returnValue: toolCancelled(name, controller.signal.reason) };
+    if (controller.signal.aborted) return { toolCallId: call.id, returnValue: toolCancelled(name, controller.signal.reason), interrupted: true };
     signal?.addEventListener('abort', onAbort, { once: true });
     let abandon!: () => void;
-    const abandoned = new Promise<ToolResult>((resolve) => (abandon = () => resolve({ toolCallId: call.id, returnValue: toolAbandonedAtShutdown(name) })));
+    const abandoned = new Promise<ToolJobOutcome>((resolve) => (abandon = () => resolve({ toolCallId: call.id, returnValue: toolAbandonedAtShutdown(name), interrupted: true })));
     const running: RunningCall = { controller, abandon };
     this.#calls.add(running);
     this.ran.set(name, (this.ran.get(name) ?? 0) + 1);
     try {
-      const context = { signal: controller.signal, toolCall: call, stepId: data.stepId, index: data.index };
-      return await Promise.race([runLocally(this.options.toolset, call, context), abandoned]);
+      const context = { signal: controller.signal, toolCall: call, stepId: data.stepId, index: data.index, ...(data.idempotencyKey === undefined ? {} : { idempotencyKey: data.idempotencyKey }) };
+      const outcome: ToolJobOutcome = await Promise.race([runLocally(this.options.toolset, call, context), abandoned]);
+      // Aborted while it ran: whatever it returned, it may not have done all of its work.
+      return controller.signal.aborted && outcome.interrupted !== true ? { ...outcome, interrupted: true } : outcome;
     } finally {
       this.#calls.delete(running);
       signal?.removeEventListener('abort', onAbort);

@@ -1,12 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { isApprovalDecision, textPart, type ApprovalDecision, type Message } from '@kosong/core';
+import { NoPendingApprovalError, isApprovalDecision, pendingApprovals, pendingStepFromJSON, textPart, type ApprovalDecision, type Message } from '@kosong/core';
 import { Job, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { closeOrDisconnect, closeRedis, createRedis, type RedisConnection } from './connection.js';
+import { asUnavailable, closeOrDisconnect, closeRedis, createRedis, isRedisUnavailable, type RedisConnection } from './connection.js';
 import { RedisUnavailableError, TurnCancelledError, TurnFailedError } from './errors.js';
 import { DEFAULT_PREFIX, GlobalKeys, SessionKeys, TURN_QUEUE } from './keys.js';
 import { FINISH_SCRIPT, SUBMIT_SCRIPT } from './turn-scripts.js';
 import { isTerminalTurnEvent, type QueuedTurnResult, type TurnEvent } from './turn-events.js';
+
+/** The name of {@link RedisUnavailableError} in turn events and job failures. */
+const UNAVAILABLE = 'RedisUnavailableError';
 
 /** How long a finished turn's events and state stay in Redis (seconds). */
 export const TURN_TTL_SECONDS = 86_400;
@@ -68,6 +71,8 @@ export interface TurnQueueOptions {
    * `result()` fail with a {@link RedisUnavailableError} (default 10 s).
    */
   readonly unavailableAfterMs?: number;
+  /** How long `submit`, `resume` and `cancel` wait for Redis to come back before they fail with a {@link RedisUnavailableError} (default 15 s). */
+  readonly reconnectWindowMs?: number;
 }
 
 /**
@@ -87,7 +92,11 @@ export class TurnQueue {
   #closed = false;
 
   constructor(private readonly options: TurnQueueOptions) {
-    this.#redis = createRedis(options.connection, { blocking: false, name: 'kosong-turn-queue' });
+    this.#redis = createRedis(options.connection, {
+      blocking: false,
+      name: 'kosong-turn-queue',
+      ...(options.reconnectWindowMs === undefined ? {} : { reconnectWindowMs: options.reconnectWindowMs }),
+    });
     this.#keys = new GlobalKeys(options.prefix ?? DEFAULT_PREFIX);
     this.#queue = new Queue(TURN_QUEUE, { connection: this.#redis, prefix: options.prefix ?? DEFAULT_PREFIX });
     this.#queue.on('error', () => undefined);
@@ -105,10 +114,16 @@ export class TurnQueue {
    * Queues the resumption of a session whose last turn ended with `stopReason: 'approval_required'`
    * (in submission order with the session's other turns): a worker completes the waiting step with
    * these decisions — approved calls run, denied ones go back to the model — and the turn goes on.
-   * Its events and result are a turn's (steps counted from the turn it goes on with). It fails with
-   * `NoPendingApprovalError` if nothing waits in the session by then.
+   * Its events and result are a turn's (steps counted from the turn it goes on with).
    *
-   * @throws `TypeError` for a bad resumption; an error when Redis is unreachable.
+   * The decisions are checked as `Agent.resume` checks them: when no earlier turn of the session is
+   * still queued or running, against the step that waits now (before anything is queued); else, by
+   * the worker, against the step that waits when the resumption runs (its turn then fails with
+   * `NoPendingApprovalError`).
+   *
+   * @throws `TypeError` for a bad resumption or a value that is no decision; `NoPendingApprovalError`
+   *   when nothing waits in the session, or a decision names a call that does not wait;
+   *   {@link RedisUnavailableError} when Redis is unreachable.
    */
   async resume(resumption: TurnResumption): Promise<TurnHandle> {
     const decisions = resumption.decisions;
@@ -116,13 +131,38 @@ export class TurnQueue {
     for (const [id, decision] of Object.entries(decisions)) {
       if (!isApprovalDecision(decision)) throw new TypeError(`the decision for "${id}" is not an approval decision ({ type: 'approve' | 'deny' | 'defer' })`);
     }
+    this.#checkOpen();
+    checkSession(resumption.tenant, resumption.session);
+    await this.#checkDecisions(resumption.tenant, resumption.session, decisions);
     return this.#enqueue(resumption.tenant, resumption.session, [], resumption.options ?? {}, { decisions });
+  }
+
+  /** Checks decisions against the step that waits in the session, unless an earlier turn may still change it. */
+  async #checkDecisions(tenant: string | undefined, session: string, decisions: Readonly<Record<string, ApprovalDecision>>): Promise<void> {
+    const keys = this.#sessionKeys(tenant, session);
+    let stored: [number, string | null];
+    try {
+      const read = await this.#redis.multi().zcard(keys.pending).hget(keys.meta, 'pendingStep').exec();
+      stored = (read ?? []).map(([error, value]) => {
+        if (error) throw error;
+        return value;
+      }) as [number, string | null];
+    } catch (error) {
+      throw asUnavailable(error, 'Cannot resume the turn');
+    }
+    const [turnsAhead, encoded] = stored;
+    if (turnsAhead > 0) return; // the worker checks them when the resumption's turn comes
+    const where = `Session "${session}"${tenant === undefined ? '' : ` of tenant "${tenant}"`}`;
+    if (encoded === null) throw new NoPendingApprovalError(`${where}: no step waits for approval, there is nothing to resume`);
+    const waiting = pendingApprovals(pendingStepFromJSON(JSON.parse(encoded))).map((p) => p.toolCall.id);
+    for (const id of Object.keys(decisions)) {
+      if (!waiting.includes(id)) throw new NoPendingApprovalError(`${where}: no call with id "${id}" waits for approval (waiting: ${waiting.join(', ')}); nothing was queued`);
+    }
   }
 
   async #enqueue(tenant: string | undefined, session: string, input: readonly Message[], options: TurnOptions, resume: TurnJobData['resume']): Promise<TurnHandle> {
     this.#checkOpen();
-    if (tenant !== undefined && (typeof tenant !== 'string' || tenant === '')) throw new TypeError('tenant must be a non-empty string');
-    if (typeof session !== 'string' || session === '') throw new TypeError('session must be a non-empty string');
+    checkSession(tenant, session);
     if (options.maxSteps !== undefined && (!Number.isInteger(options.maxSteps) || options.maxSteps < 1)) throw new TypeError('maxSteps must be a positive integer');
     const turnId = randomUUID();
     const keys = this.#sessionKeys(tenant, session);
@@ -131,8 +171,7 @@ export class TurnQueue {
       const data: TurnJobData = { turnId, tenant: tenant ?? null, session, input, options, ...(resume ? { resume } : {}) };
       await this.#queue.add('turn', data, { jobId: turnId, attempts: 1, removeOnComplete: { age: TURN_TTL_SECONDS }, removeOnFail: { age: TURN_TTL_SECONDS } });
     } catch (error) {
-      if (this.#redis.status === 'ready') throw error;
-      throw new RedisUnavailableError(`Cannot submit the turn: Redis is unreachable (${(error as Error).message})`, { cause: error });
+      throw asUnavailable(error, 'Cannot submit the turn');
     }
     return this.handle(turnId, tenant, session);
   }
@@ -205,7 +244,8 @@ export class TurnHandle {
    */
   async *events(options: { readonly signal?: AbortSignal } = {}): AsyncGenerator<TurnEvent, void, undefined> {
     const { keys, connection, unavailableAfterMs } = this.#deps;
-    const reader = createRedis(connection, { blocking: false, name: 'kosong-turn-reader' });
+    // Its reads wait for Redis to come back for `unavailableAfterMs`, then fail: the events are then unreadable for good.
+    const reader = createRedis(connection, { blocking: false, name: 'kosong-turn-reader', reconnectWindowMs: unavailableAfterMs });
     this.#readers.add(reader);
     const stream = keys.events(this.turnId);
     let lastId = '0-0';
@@ -214,14 +254,15 @@ export class TurnHandle {
       for (;;) {
         if (this.#detached || options.signal?.aborted) return;
         let entries: [string, string[]][] | undefined;
+        const readAt = Date.now();
         try {
           const read = (await reader.xread('COUNT', 200, 'BLOCK', 1_000, 'STREAMS', stream, lastId)) as [string, [string, string[]][]][] | null;
           entries = read?.[0]?.[1];
           failingSince = undefined;
         } catch (error) {
           if (this.#detached) return;
-          failingSince ??= Date.now();
-          if (Date.now() - failingSince > unavailableAfterMs) {
+          failingSince ??= readAt;
+          if (isRedisUnavailable(error) || Date.now() - failingSince > unavailableAfterMs) {
             throw new RedisUnavailableError(`Turn ${this.turnId}: Redis has been unreachable for ${Math.round((Date.now() - failingSince) / 1000)} s (${(error as Error).message})`, { cause: error });
           }
           await new Promise((resolve) => setTimeout(resolve, 200));
@@ -259,7 +300,11 @@ export class TurnHandle {
       if (state !== 'queued' && state !== 'running') return undefined; // finished: its terminal event is on the stream
       const job = await Job.fromId(queue, this.turnId).catch(() => undefined);
       if (job?.failedReason && job.finishedOn !== undefined) {
-        return { type: 'turn_failed', error: { name: 'TurnFailedError', message: `the turn's job failed: ${job.failedReason}` } };
+        const unavailable = job.failedReason.startsWith(`${UNAVAILABLE}: `);
+        return {
+          type: 'turn_failed',
+          error: unavailable ? { name: UNAVAILABLE, message: job.failedReason.slice(UNAVAILABLE.length + 2) } : { name: 'TurnFailedError', message: `the turn's job failed: ${job.failedReason}` },
+        };
       }
       return undefined;
     }
@@ -270,12 +315,15 @@ export class TurnHandle {
 
   /**
    * The turn's result.
-   * @throws {TurnFailedError}, {@link TurnCancelledError}, {@link RedisUnavailableError}.
+   * @throws {TurnFailedError}, {@link TurnCancelledError}; {@link RedisUnavailableError} when Redis
+   *   stays unreachable past `unavailableAfterMs` here, or the turn failed on its worker because
+   *   Redis stayed unreachable there.
    */
   result(): Promise<QueuedTurnResult> {
     this.#result ??= (async () => {
       for await (const event of this.events()) {
         if (event.type === 'turn_end') return event.result;
+        if (event.type === 'turn_failed' && event.error.name === UNAVAILABLE) throw new RedisUnavailableError(`Turn ${this.turnId} failed on its worker: ${event.error.message}`);
         if (event.type === 'turn_failed') throw new TurnFailedError(this.turnId, event.error.message, event.error.name);
         if (event.type === 'turn_cancelled') throw new TurnCancelledError(this.turnId, event.reason);
       }
@@ -290,6 +338,14 @@ export class TurnHandle {
    * kept. Resolves once the cancellation is sent; `result()` then rejects with {@link TurnCancelledError}.
    */
   async cancel(reason = 'cancelled by the submitter'): Promise<void> {
+    try {
+      await this.#cancel(reason);
+    } catch (error) {
+      throw asUnavailable(error, `Cannot cancel turn ${this.turnId}`);
+    }
+  }
+
+  async #cancel(reason: string): Promise<void> {
     const { redis, queue, keys, globalKeys } = this.#deps;
     const turnKey = keys.turn(this.turnId);
     await redis.hset(turnKey, 'cancel', reason);
@@ -309,6 +365,12 @@ export class TurnHandle {
     this.#detached = true;
     await Promise.all([...this.#readers].map((r) => closeRedis(r)));
   }
+}
+
+/** @throws TypeError for a tenant or session that is not a non-empty string. */
+function checkSession(tenant: string | undefined, session: string): void {
+  if (tenant !== undefined && (typeof tenant !== 'string' || tenant === '')) throw new TypeError('tenant must be a non-empty string');
+  if (typeof session !== 'string' || session === '') throw new TypeError('session must be a non-empty string');
 }
 
 function toMessages(input: TurnSubmission['input']): readonly Message[] {

@@ -1,4 +1,4 @@
-import { ApprovalPendingError, Kernel, definePlugin, messageFromJSON, requireApproval, textPart, toolCall, tokenUsage, type Message, type PendingStep } from '@kosong/core';
+import { ApprovalPendingError, Kernel, NoPendingApprovalError, definePlugin, messageFromJSON, requireApproval, textPart, toolCall, tokenUsage, type Message, type PendingStep } from '@kosong/core';
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import { AgentWorker, FencedError, RedisContext, RemoteToolset, SessionKeys, SessionLease, ToolWorker, TurnFailedError, TurnQueue, type TurnEvent } from '../index.js';
@@ -181,8 +181,10 @@ describe('approvals on Redis (real Redis)', function () {
       await agentWorker();
       const turns = new TurnQueue({ connection: server.url, prefix });
       closers.push(() => turns.close());
-      const error = await (await turns.resume({ tenant: 'acme', session: 'empty', decisions: {} })).result().catch((e: unknown) => e);
-      expect((error as TurnFailedError).errorName).to.equal('NoPendingApprovalError');
+      // Nothing waits and no turn of the session is queued: refused before anything is queued, as Agent.resume refuses it.
+      const error = await turns.resume({ tenant: 'acme', session: 'empty', decisions: {} }).catch((e: unknown) => e);
+      expect(error).to.satisfy(NoPendingApprovalError.isInstance);
+      expect(await admin.zcard(new SessionKeys(prefix, 'acme', 'empty').pending), 'nothing queued').to.equal(0);
       expect(await turns.resume({ session: 'x', decisions: { a: { type: 'yes' } as never } }).catch((e: unknown) => e)).to.be.instanceOf(TypeError);
     });
   });

@@ -5,7 +5,7 @@ import { Queue } from 'bullmq';
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import { z } from 'zod';
-import { RemoteToolset, ToolWorker, toolJobId, toolQueueName } from '../index.js';
+import { RedisUnavailableError, RemoteToolset, ToolWorker, toolJobId, toolQueueName } from '../index.js';
 import { GlobalKeys } from '../keys.js';
 import { RedisServer } from '../testing/redis-server.js';
 import { call, closeAll, ProbeToolset, sleep, testPrefix, until } from './support.js';
@@ -245,9 +245,9 @@ describe('RemoteToolset and ToolWorker (real Redis)', function () {
     expect(probe.records).to.have.length(0);
   });
 
-  it('an enqueue while Redis is unreachable fails the call with an error, not a hang', async () => {
+  it('an enqueue while Redis is unreachable fails the call with a RedisUnavailableError after the reconnect window, not a hang', async () => {
     const lonely = await RedisServer.start();
-    const tools = await RemoteToolset.connect({ connection: lonely.url, name: 'probe', prefix, tools: new ProbeToolset().tools, timeoutMs: 2_000 });
+    const tools = await RemoteToolset.connect({ connection: lonely.url, name: 'probe', prefix, tools: new ProbeToolset().tools, timeoutMs: 2_000, reconnectWindowMs: 1_000 });
     closers.push(() => tools.close());
     await lonely.stop();
     const started = Date.now();
@@ -255,8 +255,9 @@ describe('RemoteToolset and ToolWorker (real Redis)', function () {
       () => 'resolved',
       (e: unknown) => e,
     );
-    expect(outcome).to.be.instanceOf(Error);
-    expect(Date.now() - started).to.be.below(15_000);
+    expect(outcome).to.satisfy(RedisUnavailableError.isInstance);
+    expect((outcome as Error).message).to.match(/Redis is unreachable/);
+    expect(Date.now() - started).to.be.below(5_000);
   });
 
   it('a worker closing gives up on a tool that ignores its abort: the caller gets "the tool worker shut down" (regression: close waited for ever)', async () => {
