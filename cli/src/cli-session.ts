@@ -1,4 +1,4 @@
-import { Kernel, LinearContext, definePlugin, requireApproval, type Agent, type ApprovalCallback, type GenerationOptions, type ProviderPluginFactory } from '@kosong/core';
+import { Kernel, LinearContext, definePlugin, requireApproval, type Agent, type AgentContext, type ApprovalCallback, type GenerationOptions, type ProviderPluginFactory } from '@kosong/core';
 import { describeFailure, type Renderer } from './render/renderer.js';
 import { builtinToolset } from './tools/builtin-tools.js';
 
@@ -64,8 +64,6 @@ export class CliSession {
     if (report.tornLineSavedTo !== undefined) {
       options.renderer.info(`the last line of the session file was cut short (a crash?); it was moved to ${report.tornLineSavedTo}`);
     }
-    const cutOff = interruptedCalls(context);
-    if (cutOff !== undefined) options.renderer.info(cutOff);
     return new CliSession(kernel, agent, options.renderer);
   }
 
@@ -79,6 +77,8 @@ export class CliSession {
     const controller = new AbortController();
     this.running = controller;
     this.renderer.turnStart(input);
+    const cutOff = cutOffStep(this.agent.context);
+    if (cutOff !== undefined) this.renderer.info(cutOff);
     try {
       const result = await this.agent.run(input, { signal: controller.signal, onEvent: (event) => this.renderer.event(event) });
       this.renderer.turnEnd(result);
@@ -111,17 +111,18 @@ export class CliSession {
 }
 
 /**
- * What to tell the user when the session's last step was cut off while its tools ran (the process
- * was killed): the next turn completes it first, from the call ledger. `undefined` when there is none.
+ * What to tell the user when the last step was cut off while its tools ran — by Ctrl-C, or by a
+ * crash of the process that ran it — and so is completed first by the turn about to start, from the
+ * call ledger (see `Agent.run`). `undefined` when there is no such step.
  */
-function interruptedCalls(context: LinearContext): string | undefined {
-  const open = context.ledger.openStep;
+function cutOffStep(context: AgentContext): string | undefined {
+  const open = context.ledger?.openStep;
   if (open === undefined) return undefined;
   const cut = open.calls.filter((call) => call.started && call.result === undefined).length;
-  if (cut === 0) return 'the last step of this session was cut off before it was saved: the next turn completes it first, with the results its calls had';
+  if (cut === 0) return 'the last step was cut off before it was saved: completing it first, with the results its calls had';
   return (
-    `the last step of this session was cut off while ${cut === 1 ? '1 tool call' : `${cut} tool calls`} ran: the next turn completes it first; ` +
-    'a call that may have run is not run again (the model is told), unless its tool only reads'
+    `the last step was cut off while ${cut === 1 ? '1 tool call' : `${cut} tool calls`} ran: completing it first ` +
+    '(a call that may have run is not run again unless its tool only reads; the model is told)'
   );
 }
 

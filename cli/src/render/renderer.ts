@@ -10,7 +10,10 @@ export interface Renderer {
   turnEnd(result: AgentTurnResult): void;
   /** The turn failed for good. */
   turnFailed(error: unknown): void;
-  /** The user interrupted the running turn (Ctrl-C); nothing of the step was saved. */
+  /**
+   * The user interrupted the running turn (Ctrl-C): the step is not in the history; calls of it that
+   * had started are recorded, and the next turn completes it first (telling the model they were interrupted).
+   */
   interrupted(): void;
   /** A line of information (e.g. how many messages a resumed session has). */
   info(message: string): void;

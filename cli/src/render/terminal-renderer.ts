@@ -105,7 +105,7 @@ export class TerminalRenderer implements Renderer {
 
   interrupted(): void {
     this.spinner?.stop();
-    this.line('⏹ interrupted: the step was aborted and not saved (Ctrl-C again to exit)', { all: 'yellow' });
+    this.line('⏹ interrupted: the step was aborted (Ctrl-C again to exit)', { all: 'yellow' });
   }
 
   info(message: string): void {

@@ -166,8 +166,12 @@ describe('kosong CLI: approval of bash calls', function () {
       expect(await cli.waitForExit()).to.equal(130);
       expect(await waitUntilGone(sleeper, 5_000), `the approved command's sleep (pid ${sleeper}) was stopped`).to.equal(true);
       expect(existsSync(join(ws.cwd, 'never.txt'))).to.equal(false);
-      expect(screen(cli).filter((line) => line !== '').at(-1)).to.equal('⏹ interrupted: the step was aborted and not saved (Ctrl-C again to exit)');
-      expect(readJsonl(join(ws.cwd, 's.jsonl')), 'nothing of the step is saved').to.deep.equal([{ role: 'user', content: script }]);
+      expect(screen(cli).filter((line) => line !== '').at(-1)).to.equal('⏹ interrupted: the step was aborted (Ctrl-C again to exit)');
+      // The step is not in the history; the call ledger recorded that b1 started (b2 never did).
+      const records = readJsonl(join(ws.cwd, 's.jsonl'));
+      expect(records.map((line) => line['role'])).to.deep.equal(['user', '_call_started']);
+      expect(records[0]).to.deep.equal({ role: 'user', content: script });
+      expect(records[1]).to.include({ index: 0 });
     });
 
     it('Ctrl-C at the question in the REPL stops the turn and keeps the session', async () => {

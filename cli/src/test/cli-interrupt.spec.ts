@@ -6,9 +6,18 @@
 import { expect } from 'chai';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { isAlive, killLeftovers, makeWorkspace, readJsonl, startCli, toolCallLine, waitForFileLine, waitUntilGone, type Workspace } from './cli-harness.js';
+import { isAlive, killLeftovers, makeWorkspace, readJsonl, runCli, startCli, toolCallLine, waitForFileLine, waitUntilGone, type Workspace } from './cli-harness.js';
 
-const INTERRUPTED_LINE = '⏹ interrupted: the step was aborted and not saved (Ctrl-C again to exit)';
+const INTERRUPTED_LINE = '⏹ interrupted: the step was aborted (Ctrl-C again to exit)';
+/** What the next turn says before it completes the step Ctrl-C cut off (from the session's call ledger). */
+const COMPLETING_LINE = 'the last step was cut off while 1 tool call ran: completing it first (a call that may have run is not run again unless its tool only reads; the model is told)';
+/** The start of the result the model gets for a call Ctrl-C cut off, when that step is completed. */
+const CUT_OFF_RESULT = 'Tool call was interrupted: it started, but its outcome was never recorded';
+
+/** The messages of a session file (the call ledger's records, `_call_started` …, left out). */
+function messagesOf(file: string): Array<Record<string, unknown>> {
+  return readJsonl(file).filter((line) => !String(line['role']).startsWith('_'));
+}
 /** Well under the 30 s the tool would take. */
 const PROMPT_EXIT_MS = 5_000;
 
@@ -51,7 +60,7 @@ describe('kosong CLI: Ctrl-C during a tool call', function () {
     { what: 'a command that starts a process of its own', command: `(echo $BASHPID > ${pidFileName()}; exec sleep 30); touch ../finished` },
   ];
   for (const { what, command } of cases) {
-    it(`one-shot, ${what}: exits 130 promptly, the tool process is gone, the session holds only the user message`, async () => {
+    it(`one-shot, ${what}: exits 130 promptly, the tool process is gone, the session holds the user message and the call's start, not the step`, async () => {
       const script = toolCallLine('c1', 'bash', { command });
       const cli = startCli(['--provider', 'echo', '--allow-bash', '--session', 'session.jsonl', 'run', script], ws.cwd);
       await cli.waitForStdout(/^→ #1 bash\(/m);
@@ -69,7 +78,17 @@ describe('kosong CLI: Ctrl-C during a tool call', function () {
       expect(exit.stdout.trimEnd().split('\n').at(-1)).to.equal(INTERRUPTED_LINE);
       expect(existsSync(join(ws.base, 'finished')), 'the rest of the command never ran').to.equal(false);
       expect(exit.stdout).not.to.match(/^— /m);
-      expect(readJsonl(join(ws.cwd, 'session.jsonl'))).to.deep.equal([{ role: 'user', content: script }]);
+      const file = join(ws.cwd, 'session.jsonl');
+      expect(messagesOf(file)).to.deep.equal([{ role: 'user', content: script }]);
+      expect(readJsonl(file).map((line) => line['role']), 'the call ledger recorded that the call started').to.deep.equal(['user', '_call_started']);
+
+      // The next run completes the step first: the command is not run again, the model is told it was cut off.
+      const next = await runCli(['--provider', 'echo', '--session', 'session.jsonl', 'run', 'text: go on'], ws.cwd);
+      expect(next.code, next.stderr).to.equal(0);
+      expect(next.stdout).to.include(`${COMPLETING_LINE}\n`);
+      expect(next.stdout).to.include(`✗ #1 bash: ${CUT_OFF_RESULT}`);
+      expect(existsSync(join(ws.base, 'finished')), 'the command did not run again').to.equal(false);
+      expect(messagesOf(file).map((m) => m['role'])).to.deep.equal(['user', 'assistant', 'tool', 'user', 'assistant']);
     });
   }
 
@@ -103,7 +122,10 @@ describe('kosong CLI: Ctrl-C during a tool call', function () {
     expect(await waitUntilGone(orphan, 3_000), `the setsid sleep (pid ${orphan}) was stopped`).to.equal(true);
     expect(await waitUntilGone(daemon, 3_000), `the daemon's sleep (pid ${daemon}) was stopped`).to.equal(true);
     cli.send('text: next');
-    await cli.waitForStdout(/^next\n— 1 step/m);
+    // The turn completes the step Ctrl-C cut off first (the model is told), then answers.
+    await cli.waitForStdout(/^next\n— 2 steps/m);
+    expect(cli.stdout).to.include(`${COMPLETING_LINE}\n`);
+    expect(cli.stdout).to.include(`✗ #1 bash: ${CUT_OFF_RESULT}`);
     cli.endInput();
     expect((await cli.waitForExit()).code).to.equal(0);
   });
@@ -120,11 +142,16 @@ describe('kosong CLI: Ctrl-C during a tool call', function () {
     expect(await waitUntilGone(pid), `the tool's sleep (pid ${pid}) was stopped`).to.equal(true);
     expect(cli.child.exitCode, 'still running after the first Ctrl-C').to.equal(null);
 
-    // The next line is a new turn, with the interrupted user message still in the conversation.
+    // The next line is a new turn: it first completes the step Ctrl-C cut off (the model is told the
+    // call was interrupted; it is not run again), then answers.
     cli.send('text: still listening');
-    await cli.waitForStdout(/^still listening\n— 1 step · 0 input tokens · 0 output tokens\n/m);
-    expect(readJsonl(join(ws.cwd, 'repl.jsonl'))).to.deep.equal([
-      { role: 'user', content: script },
+    await cli.waitForStdout(/^still listening\n— 2 steps · 0 input tokens · 0 output tokens\n/m);
+    expect(cli.stdout).to.include(`${COMPLETING_LINE}\n`);
+    const saved = messagesOf(join(ws.cwd, 'repl.jsonl'));
+    expect(saved.map((m) => m['role'])).to.deep.equal(['user', 'assistant', 'tool', 'user', 'assistant']);
+    expect(saved[0]).to.deep.equal({ role: 'user', content: script });
+    expect(String(saved[2]!['content'])).to.include(CUT_OFF_RESULT);
+    expect(saved.slice(3)).to.deep.equal([
       { role: 'user', content: 'text: still listening' },
       { role: 'assistant', content: 'still listening' },
     ]);
@@ -149,7 +176,9 @@ describe('kosong CLI: Ctrl-C during a tool call', function () {
     cli.interrupt();
     await cli.waitForStdout(INTERRUPTED_LINE);
     const second = await sleepPid(join(ws.base, 'sleep-2.pid'));
-    expect(cli.stdout.match(/^→ #1 bash\(/gm), 'the second turn is running its tool').to.have.length(2);
+    // The second turn completed the cut-off step first (c1, #1 again), then ran its own call (#2).
+    expect(cli.stdout.match(/^→ #1 bash\(/gm)).to.have.length(2);
+    expect(cli.stdout, 'the second turn is running its tool').to.match(/^→ #2 bash\(/m);
 
     const interruptedAt = Date.now();
     cli.interrupt();
@@ -160,10 +189,9 @@ describe('kosong CLI: Ctrl-C during a tool call', function () {
     expect(exit.stdout).not.to.include('never reached');
     expect(await waitUntilGone(first), `the first tool's sleep (pid ${first}) was stopped`).to.equal(true);
     expect(await waitUntilGone(second), `the second tool's sleep (pid ${second}) was stopped`).to.equal(true);
-    expect(readJsonl(join(ws.cwd, 'repl.jsonl'))).to.deep.equal([
-      { role: 'user', content: line(1) },
-      { role: 'user', content: line(2) },
-    ]);
+    const saved = messagesOf(join(ws.cwd, 'repl.jsonl'));
+    expect(saved.map((m) => m['role']), 'the first step completed, the second cut off').to.deep.equal(['user', 'assistant', 'tool', 'user']);
+    expect(saved[3]).to.deep.equal({ role: 'user', content: line(2) });
   });
 });
 

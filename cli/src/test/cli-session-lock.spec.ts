@@ -120,7 +120,7 @@ describe('kosong CLI: one process per session, and a process killed mid-call', f
       const events = jsonEvents(next.stdout);
       const infos = events.filter((e) => e.type === 'info').map((e) => e['message']);
       expect(infos).to.include(
-        'the last step of this session was cut off while 1 tool call ran: the next turn completes it first; a call that may have run is not run again (the model is told), unless its tool only reads',
+        'the last step was cut off while 1 tool call ran: completing it first (a call that may have run is not run again unless its tool only reads; the model is told)',
       );
       // Events come in completion order: the interrupted result at once, the listing when it has run again.
       const results = new Map(
