@@ -160,6 +160,13 @@ describe('approvals on Redis (real Redis)', function () {
       expect((error as TurnFailedError).errorName).to.equal('ApprovalPendingError');
       expect((await history()).map((m) => m.role)).to.deep.equal(['user']);
 
+      // A decision naming no waiting call is refused before anything is queued, as Agent.resume refuses it.
+      const unknown = await turns.resume({ tenant: 'acme', session: 'chat', decisions: { 't1-s1-c2': { type: 'approve' }, nope: { type: 'deny' } } }).catch((e: unknown) => e);
+      expect(unknown).to.satisfy(NoPendingApprovalError.isInstance);
+      expect((unknown as Error).message).to.match(/no call with id "t1-s1-c2" waits for approval \(waiting: t1-s1-c1\)/);
+      expect(await turns.resume({ tenant: 'acme', session: 'chat', decisions: { 't1-s1-c1': 'yes' as never } }).catch((e: unknown) => e)).to.be.instanceOf(TypeError);
+      expect(await admin.zcard(new SessionKeys(prefix, 'acme', 'chat').pending), 'nothing queued').to.equal(0);
+
       // The first worker goes away; a new one takes the resumption.
       await first.close();
       await agentWorker();
