@@ -14,6 +14,7 @@ import { eventsSuite } from './events/index.js';
 import { geminiSuite } from './gemini/index.js';
 import { growthSuite } from './growth/index.js';
 import { kernelSuite } from './kernel/index.js';
+import { ledgerSuite } from './ledger/index.js';
 import { openAISuite } from './openai/index.js';
 import { openAIResponsesSuite } from './openai-responses/index.js';
 import { otelSuite } from './otel/index.js';
@@ -35,6 +36,7 @@ export const suites: readonly Suite[] = [
   geminiSuite,
   argumentsSuite,
   distributedSuite,
+  ledgerSuite,
 ];
 
 /** The suite called `name`; throws if there is none. */
