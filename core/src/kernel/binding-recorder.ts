@@ -3,6 +3,8 @@ import type { BindingDeactivation, BindingIdentifier, BindToFluentSyntax, BoundS
 /** One binding a plugin or a tenant module made, and how the kernel takes it back. */
 export interface RecordedBinding {
   readonly binding: BindingIdentifier;
+  /** Its service identifier, for reports (`Symbol(Db)`, a class's name). */
+  readonly service: string;
   /**
    * For a constant: its binding's deactivation handler, applied to the constant by the kernel
    * itself (inversify runs it only for a constant that was resolved at least once).
@@ -17,10 +19,20 @@ export interface RecordedBinding {
  * the kernel: it runs when the binding is taken back, whether or not anything resolved the constant
  * (a connection bound as a constant is closed even if no service used it).
  */
-export function recordBindings(options: ContainerModuleLoadOptions, record: (binding: RecordedBinding) => void): ContainerModuleLoadOptions {
-  const recorded = <T>(syntax: BindToFluentSyntax<T>): BindToFluentSyntax<T> => {
+export function recordBindings(
+  options: ContainerModuleLoadOptions,
+  record: (binding: RecordedBinding) => void,
+  /**
+   * What to give inversify for a module's `onDeactivation(id, handler)` (the kernel awaits such
+   * handlers itself: inversify does not); by default the handler itself.
+   */
+  moduleDeactivation: <T>(id: ServiceIdentifier<T>, handler: (value: T) => unknown) => (value: T) => void | Promise<void> = (_, handler) =>
+    handler as (value: unknown) => void,
+): ContainerModuleLoadOptions {
+  const recorded = <T>(id: ServiceIdentifier<T>, syntax: BindToFluentSyntax<T>): BindToFluentSyntax<T> => {
+    const service = serviceName(id);
     const track = <S extends BoundServiceSyntax>(bound: S): S => {
-      record({ binding: bound.getIdentifier() });
+      record({ binding: bound.getIdentifier(), service });
       return bound;
     };
     return {
@@ -28,7 +40,7 @@ export function recordBindings(options: ContainerModuleLoadOptions, record: (bin
       toSelf: () => track(syntax.toSelf()),
       toConstantValue: (value) => {
         const bound = syntax.toConstantValue(value);
-        const entry: RecordedBinding = { binding: bound.getIdentifier() };
+        const entry: RecordedBinding = { binding: bound.getIdentifier(), service };
         record(entry);
         return keepingDeactivation(bound, (deactivation: BindingDeactivation<T>) => {
           entry.deactivate = () => deactivation(value);
@@ -44,10 +56,16 @@ export function recordBindings(options: ContainerModuleLoadOptions, record: (bin
   };
   return {
     ...options,
-    bind: <T>(id: ServiceIdentifier<T>) => recorded(options.bind<T>(id)),
-    rebind: <T>(id: ServiceIdentifier<T>) => recorded(options.rebind<T>(id)),
-    rebindAsync: async <T>(id: ServiceIdentifier<T>) => recorded(await options.rebindAsync<T>(id)),
+    bind: <T>(id: ServiceIdentifier<T>) => recorded(id, options.bind<T>(id)),
+    rebind: <T>(id: ServiceIdentifier<T>) => recorded(id, options.rebind<T>(id)),
+    rebindAsync: async <T>(id: ServiceIdentifier<T>) => recorded(id, await options.rebindAsync<T>(id)),
+    onDeactivation: <T>(id: ServiceIdentifier<T>, handler: (value: T) => void | Promise<void>) => options.onDeactivation<T>(id, moduleDeactivation(id, handler)),
   };
+}
+
+/** A service identifier as reports name it: `Symbol(Db)`, `Db` for a class, the string itself. */
+export function serviceName(id: ServiceIdentifier): string {
+  return typeof id === 'function' ? id.name : String(id);
 }
 
 /** Takes a recorded binding back: its constant's deactivation (if any), then the binding, awaited. */

@@ -33,7 +33,9 @@ export class KernelError extends Error {
  * - `unbound-dependency`, `circular-dependency`, `resolution-failed`: one of its class-bound services
  *   cannot be created (a dependency is not bound, the dependencies form a cycle, a constructor or
  *   `@postConstruct` threw); the message names the service chain;
- * - `dispose-failed`: an `onDispose` callback, a `@preDestroy` or a deactivation handler failed.
+ * - `dispose-failed`: an `onDispose` callback, a `@preDestroy` or a deactivation handler failed or
+ *   did not settle within the kernel's `deactivationTimeoutMs` (the `error` of a `DisposalErrorReport`
+ *   sent to the `HookErrorSink`: never thrown by `tenants.remove` or `kernel.dispose`).
  */
 export type PluginFailure =
   | 'invalid'

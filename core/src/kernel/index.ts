@@ -25,6 +25,6 @@ export type { ProviderPluginFactory } from './provider-catalog.js';
 export { StepRunner, type RunnerStepOptions } from './step-runner.js';
 export { Tenants, type TenantDefinition, type TenantModuleContext } from './tenants.js';
 export { TenantId } from './tenant-id.js';
-export { HookErrorSink, stderrHookErrorSink } from './hook-error-sink.js';
+export { HookErrorSink, isDisposalErrorReport, stderrHookErrorSink, type DisposalErrorReport } from './hook-error-sink.js';
 export { ApprovalHandler } from './approval-handler.js';
 export { KernelError, PluginError, UnknownProviderError, UnknownTenantError, type PluginFailure } from './errors.js';

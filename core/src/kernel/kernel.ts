@@ -5,6 +5,8 @@ import { StepHooks, type NamedStepHooks } from '../runtime/step-hooks.js';
 import { emptyToolset, Toolset } from '../tooling/toolset.js';
 import { ApprovalHandler } from './approval-handler.js';
 import type { Contribution } from './contribution.js';
+import type { HookErrorHandler } from '../runtime/hook-guard.js';
+import { DEFAULT_DEACTIVATION_TIMEOUT_MS, Disposal, ModuleDeactivations } from './disposal.js';
 import { errorMessage, KernelError, PluginError, UnknownProviderError } from './errors.js';
 import { HookErrorSink, stderrHookErrorSink } from './hook-error-sink.js';
 import { KernelOptions } from './kernel-options.js';
@@ -54,6 +56,12 @@ export class Kernel {
   readonly #hookOwners = new WeakMap<object, string>();
   readonly #services: ScopedServices;
   readonly #options: KernelOptions;
+  /** The options every step gets as defaults (the step options among {@link #options}). */
+  readonly #stepDefaults: ResolvedStep['defaults'];
+  /** The plugins' and tenants' module deactivation handlers still running (disposal awaits them). */
+  readonly #deactivations = new ModuleDeactivations();
+  /** The disposal, once begun (a second `dispose` returns it). */
+  #disposing: Promise<void> | undefined;
   /** Bumped whenever the plugins change: what scopes resolved before is stale. */
   #revision = 0;
   /** Whether any used class-bound service is scope-dependent (then every tenant needs a container), by revision. */
@@ -63,6 +71,12 @@ export class Kernel {
 
   constructor(options: KernelOptions = {}) {
     this.#options = options;
+    const { dispatch, hookTimeoutMs, cleanupTimeoutMs } = options;
+    this.#stepDefaults = {
+      ...(dispatch === undefined ? {} : { dispatch }),
+      ...(hookTimeoutMs === undefined ? {} : { hookTimeoutMs }),
+      ...(cleanupTimeoutMs === undefined ? {} : { cleanupTimeoutMs }),
+    };
     this.#services = new ScopedServices(this.#scope, (contribution, instance) => {
       if (contribution.kind === 'hooks') this.#hookOwners.set(instance, contribution.plugin);
     });
@@ -76,6 +90,8 @@ export class Kernel {
         if (!scope.ownBindings && !classes.some((c) => c.tenantOnly)) return; // it shares the kernel's instances
         for (const contribution of classes) this.#services.valueIn(contribution, scope);
       },
+      disposal: (scope) => this.#disposal(scope ?? this.#scope),
+      deactivations: this.#deactivations,
     });
     this.container.load(this.#kernelModule());
   }
@@ -131,32 +147,60 @@ export class Kernel {
   }
 
   /**
-   * Disposes the kernel: removes every tenant and waits for every running step (tenant or not) to
-   * finish; then, plugin by plugin in reverse order, deactivates its services (reverse creation
-   * order: `@preDestroy` and deactivation handlers, each awaited), its raw bindings one by one in
-   * reverse order, and runs its dispose callbacks; then unbinds everything left. Every step runs even
-   * if some fail, and nothing is deactivated twice; the failures are thrown at the end as one
-   * `AggregateError` (of {@link PluginError}s `dispose-failed`, and the tenants' errors).
+   * Disposes the kernel: removes every tenant and waits for every running step (tenant or not, of
+   * every generation of a tenant id defined again) to finish; then, plugin by plugin in reverse
+   * order, deactivates its services (reverse creation order: `@preDestroy` and deactivation
+   * handlers), its raw bindings one by one in reverse order (with the module deactivation handlers
+   * each starts), and runs its dispose callbacks; then unbinds everything left. Each is awaited, at
+   * most `deactivationTimeoutMs` (default 5 s); nothing is deactivated twice. A failure or a deadline
+   * passed is reported to the `HookErrorSink` (the tenant's for a tenant's services) as a
+   * `DisposalErrorReport` naming the plugin, the service and the tenant, and the rest still
+   * runs: the promise resolves once everything ran, and does not reject for a deactivation. Calling
+   * it again returns the same promise.
    */
-  async dispose(): Promise<void> {
-    if (this.#disposed) return;
+  dispose(): Promise<void> {
+    return (this.#disposing ??= this.#dispose());
+  }
+
+  async #dispose(): Promise<void> {
     await this.#queue;
     this.#disposed = true;
-    const errors: unknown[] = [];
-    await Promise.all([this.tenants.removeAll(errors), this.#scope.leases.idle()]);
+    const disposal = this.#disposal(this.#scope); // the kernel's sink, resolved before anything is taken down
+    await Promise.all([this.tenants.removeAll(), this.#scope.leases.idle()]);
     let clean = true;
-    for (const record of [...this.#records.values()].reverse()) clean = (await record.teardown(this.container, [this.#scope], errors, true)) && clean;
+    for (const record of [...this.#records.values()].reverse()) {
+      clean = (await record.teardown(this.container, [this.#scope], disposal, this.#deactivations, true)) && clean;
+    }
     this.#records.clear();
     // What is left: the kernel's own bindings, and any the application bound on the container. (Not
     // if a binding failed to deactivate: inversify would try it again.)
     if (clean) {
-      try {
-        await this.container.unbindAllAsync();
-      } catch (error) {
-        errors.push(new KernelError(`Unbinding the kernel's container failed: ${errorMessage(error)}`, { cause: error }));
-      }
+      const site = { plugin: undefined, tenant: undefined, service: 'its container', hook: 'unbindAll' };
+      await this.#deactivations.around(disposal, undefined, () => disposal.run(site, () => this.container.unbindAllAsync()));
     }
-    if (errors.length > 0) throw new AggregateError(errors, 'Some plugins failed to dispose');
+    await this.#deactivations.drainBackground(disposal);
+  }
+
+  /**
+   * A disposal of `scope`'s services: reporting to the scope's hook-error sink (resolved now; stderr
+   * if none is bound or it cannot be resolved), with the kernel's deadline.
+   */
+  #disposal(scope: ServiceScope): Disposal {
+    let onError: HookErrorHandler;
+    try {
+      onError = this.#hookErrorHandler(scope);
+    } catch {
+      onError = stderrHookErrorSink.report;
+    }
+    return new Disposal(this.#options.deactivationTimeoutMs ?? DEFAULT_DEACTIVATION_TIMEOUT_MS, onError);
+  }
+
+  /** The hook-error handler of a scope's steps (resolving only the sinks, if its services are not resolved yet). */
+  #hookErrorHandler(scope: ServiceScope): HookErrorHandler {
+    const home = this.#servicesHome(scope);
+    if (home.services) return home.services.onHookError;
+    const sink = this.#sinkOf(home.resolveIn((container) => container.getAll<HookErrorSink>(HookErrorSink)));
+    return (report) => sink.report(report);
   }
 
   async #use(plugins: readonly Plugin[]): Promise<void> {
@@ -167,6 +211,7 @@ export class Kernel {
       records: this.#records,
       hookOwners: this.#hookOwners,
       services: this.#services,
+      deactivations: this.#deactivations,
       toolsetFor: (scope) => this.#toolsetFor(scope),
     };
     try {
@@ -189,10 +234,12 @@ export class Kernel {
         for (const contribution of added) if (scope.ownBindings || contribution.tenantOnly) this.#services.valueIn(contribution, scope);
       }
     } catch (error) {
-      const ignored: unknown[] = [];
+      // What the failed call created is taken back as a disposal would, its failures not reported
+      // (the call fails with its own error).
+      const rollback = new Disposal(this.#options.deactivationTimeoutMs ?? DEFAULT_DEACTIVATION_TIMEOUT_MS, () => undefined);
       const scopes = [...this.tenants.allScopes(), this.#scope];
       for (const record of records.reverse()) {
-        await record.teardown(this.container, scopes, ignored, false);
+        await record.teardown(this.container, scopes, rollback, this.#deactivations, false);
         this.tenants.releaseGuestBindings(record.contributions.map((c) => c.token));
         this.#records.delete(record.name);
       }
@@ -295,7 +342,7 @@ export class Kernel {
       hooks: own.length === 0 ? services.hooks : [...services.hooks, ...own],
       onHookError: services.onHookError,
       onApproval: services.onApproval,
-      defaults: this.#options,
+      defaults: this.#stepDefaults,
       lease: () => scope.leases.lease(),
     };
   }
@@ -305,7 +352,7 @@ export class Kernel {
    * shares the kernel scope's, unless some service differs per tenant.
    */
   #servicesOf(scope: ServiceScope): ScopeServices {
-    const home = scope instanceof TenantScope && !scope.ownBindings && !this.#anyScopeDependent() ? this.#fresh(this.#scope) : scope;
+    const home = this.#servicesHome(scope);
     if (home.services) return home.services;
     const [allHooks, sinks, approvers] = home.resolveIn((container): [StepHooks[], HookErrorSink[], ApprovalHandler[]] => [
       container.getAll<StepHooks>(StepHooks),
@@ -315,13 +362,23 @@ export class Kernel {
     const hooks: NamedStepHooks[] = allHooks.flatMap((h, i) =>
       h === ABSENT_IN_KERNEL_SCOPE ? [] : [{ name: this.#hookOwners.get(h) ?? `hooks #${i + 1}`, hooks: h }],
     );
-    const sink = sinks.findLast((s) => s !== ABSENT_IN_KERNEL_SCOPE) ?? stderrHookErrorSink;
+    const sink = this.#sinkOf(sinks);
     const approver = approvers.findLast((a) => a !== ABSENT_IN_KERNEL_SCOPE);
     return (home.services = {
       hooks,
       onHookError: (report) => sink.report(report),
       onApproval: approver && ((request) => approver.decide(request)),
     });
+  }
+
+  /** Where a scope's hooks and sink are resolved: a tenant without bindings of its own shares the kernel scope's, unless some service differs per tenant. */
+  #servicesHome(scope: ServiceScope): ServiceScope {
+    return scope instanceof TenantScope && !scope.ownBindings && !this.#anyScopeDependent() ? this.#fresh(this.#scope) : this.#fresh(scope);
+  }
+
+  /** The sink a scope uses of those bound there: the last one (not absent there), else stderr. */
+  #sinkOf(sinks: readonly HookErrorSink[]): HookErrorSink {
+    return sinks.findLast((s) => s !== ABSENT_IN_KERNEL_SCOPE) ?? stderrHookErrorSink;
   }
 
   /** The provider a step of `scope` uses: the one named, else the tenant's own, else the default. */

@@ -2,7 +2,8 @@ import type { BindWhenOnFluentSyntax, ContainerModuleLoadOptions, ResolutionCont
 import { ChatProvider } from '../provider/chat-provider.js';
 import { StepHooks } from '../runtime/step-hooks.js';
 import { Toolset } from '../tooling/toolset.js';
-import { recordBindings } from './binding-recorder.js';
+import { recordBindings, serviceName } from './binding-recorder.js';
+import type { ModuleDeactivations } from './disposal.js';
 import { Contribution, contributionSource, type ContributionKind, type ServiceClass } from './contribution.js';
 import { errorMessage, PluginError } from './errors.js';
 import { ApprovalHandler } from './approval-handler.js';
@@ -19,6 +20,8 @@ export interface PluginHost {
   /** The plugin each hooks object (or instance) belongs to. */
   readonly hookOwners: WeakMap<object, string>;
   readonly services: ScopedServices;
+  /** Where the plugins' module deactivation handlers are tracked (the kernel awaits them). */
+  readonly deactivations: ModuleDeactivations;
   /** The toolset a step of `scope` uses. */
   toolsetFor(scope: ServiceScope): Toolset;
 }
@@ -70,7 +73,11 @@ export function createPluginContext(record: PluginRecord, options: ContainerModu
   };
 
   return {
-    ...recordBindings(options, (binding) => record.bindings.push(binding)),
+    ...recordBindings(
+      options,
+      (binding) => record.bindings.push(binding),
+      (id, handler) => host.deactivations.wrap({ plugin: name, tenant: undefined, service: serviceName(id), hook: 'onDeactivation' }, handler),
+    ),
     plugin: name,
     bindChatProvider: (providerName, provider, bindingOptions: ProviderBindingOptions = {}) => {
       if (typeof providerName !== 'string' || providerName === '') throw new PluginError(name, 'invalid', 'a provider needs a non-empty name');

@@ -3,7 +3,7 @@ import type { ChatProvider } from '../provider/chat-provider.js';
 import type { Toolset } from '../tooling/toolset.js';
 import { unbindRecorded, type RecordedBinding } from './binding-recorder.js';
 import type { Contribution } from './contribution.js';
-import { errorMessage, PluginError } from './errors.js';
+import type { Disposal, DisposalSite, ModuleDeactivations } from './disposal.js';
 import type { Plugin } from './plugin.js';
 import type { ServiceScope } from './service-scope.js';
 
@@ -36,34 +36,33 @@ export class PluginRecord {
   /**
    * Takes everything back, in reverse order: its services created in `scopes` (each scope in reverse
    * creation order), then what it bound through the raw module API (deactivation handlers and
-   * `@preDestroy` run, awaited, one binding at a time), then its `onDispose` callbacks, then its
-   * module (its activation and deactivation handlers). Failures are added to `errors` as
-   * {@link PluginError}s `dispose-failed`; the rest still runs.
+   * `@preDestroy` run, awaited, one binding at a time, then the module deactivation handlers this
+   * started), then its `onDispose` callbacks, then its module (its activation and deactivation
+   * handlers). Each is awaited within the disposal's deadline; a failure is reported by the disposal
+   * (naming the plugin and the service) and the rest still runs.
    *
-   * A raw binding whose deactivation failed stays bound, so that it is not deactivated twice: when
-   * `keepFailed` (kernel disposal), the module is then not unloaded either (inversify would try it
-   * again). Returns whether every raw binding was deactivated.
+   * A raw binding whose deactivation failed (or is still running) stays bound, so that it is not
+   * deactivated twice: when `keepFailed` (kernel disposal), the module is then not unloaded either
+   * (inversify would try it again). Returns whether every raw binding was deactivated.
    */
-  async teardown(container: Container, scopes: Iterable<ServiceScope>, errors: unknown[], keepFailed: boolean): Promise<boolean> {
+  async teardown(container: Container, scopes: Iterable<ServiceScope>, disposal: Disposal, deactivations: ModuleDeactivations, keepFailed: boolean): Promise<boolean> {
     const mine = new Set<Contribution>(this.contributions);
-    for (const scope of scopes) await scope.deactivate(errors, (c) => mine.has(c));
+    for (const scope of scopes) await scope.deactivate(disposal, (c) => mine.has(c));
     let clean = true;
     for (const binding of this.bindings.splice(0).reverse()) {
-      clean = (await this.#attempt(errors, 'a binding failed to deactivate', () => unbindRecorded(container, binding))) && clean;
+      const site = this.#site(binding.service, 'deactivation');
+      clean = (await deactivations.around(disposal, undefined, () => disposal.run(site, () => unbindRecorded(container, binding)))) && clean;
     }
-    for (const dispose of this.disposers.splice(0).reverse()) await this.#attempt(errors, 'dispose failed', dispose);
+    const disposers = this.disposers.splice(0);
+    for (let i = disposers.length - 1; i >= 0; i--) await disposal.run(this.#site(`onDispose #${i + 1}`, 'onDispose'), disposers[i]!);
     const module = this.module;
-    if (module && (clean || !keepFailed)) await this.#attempt(errors, 'unloading its module failed', () => container.unloadAsync(module));
+    if (module && (clean || !keepFailed)) {
+      await deactivations.around(disposal, undefined, () => disposal.run(this.#site('its module', 'unload'), () => container.unloadAsync(module)));
+    }
     return clean;
   }
 
-  async #attempt(errors: unknown[], what: string, run: () => void | Promise<void>): Promise<boolean> {
-    try {
-      await run();
-      return true;
-    } catch (error) {
-      errors.push(new PluginError(this.name, 'dispose-failed', `${what}: ${errorMessage(error)}`, { cause: error }));
-      return false;
-    }
+  #site(service: string, hook: string): DisposalSite {
+    return { plugin: this.name, tenant: undefined, service, hook };
   }
 }

@@ -56,7 +56,8 @@ export interface PluginContext extends ContainerModuleLoadOptions {
   bindApprovalHandler(handler: ApprovalHandler | ServiceClass<ApprovalHandler>, options?: ServiceBindingOptions): void;
   /**
    * Runs when the kernel is disposed, or when this `use` call fails after setup (in reverse order,
-   * after this plugin's services were deactivated).
+   * after this plugin's services were deactivated). Awaited at most the kernel's
+   * `deactivationTimeoutMs`; a failure is reported to the `HookErrorSink`, not thrown.
    */
   onDispose(dispose: () => void | Promise<void>): void;
 }

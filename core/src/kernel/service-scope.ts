@@ -4,7 +4,7 @@ import type { ApprovalCallback } from '../tooling/approval.js';
 import type { NamedStepHooks } from '../runtime/step-hooks.js';
 import { preDestroyMethods } from './class-metadata.js';
 import type { Contribution } from './contribution.js';
-import { errorMessage, PluginError } from './errors.js';
+import type { Disposal } from './disposal.js';
 import { StepLeases } from './leases.js';
 import type { ResolvedStep } from './step-runner.js';
 
@@ -69,22 +69,17 @@ export abstract class ServiceScope {
 
   /**
    * Deactivates the class-bound services created here (those `which` selects), in reverse creation
-   * order: each one's `@preDestroy()` methods are called and awaited, once. A failure is added to
-   * `errors` as a {@link PluginError} naming the plugin; the others still run.
+   * order: each one's `@preDestroy()` methods are called and awaited (within the disposal's
+   * deadline), once. A failure is reported by the disposal, naming the plugin, the service and the
+   * tenant; the others still run.
    */
-  async deactivate(errors: unknown[], which: (contribution: Contribution) => boolean = () => true): Promise<void> {
+  async deactivate(disposal: Disposal, which: (contribution: Contribution) => boolean = () => true): Promise<void> {
     for (const [contribution, instance] of [...this.instances].reverse()) {
       if (!which(contribution)) continue;
       this.instances.delete(contribution);
+      const site = { plugin: contribution.plugin, tenant: this.tenant, service: contribution.describe(), hook: '@preDestroy' };
       for (const method of preDestroyMethods(contribution.class!)) {
-        try {
-          await (instance.value as Record<string | symbol, () => unknown>)[method]!();
-        } catch (error) {
-          const where = this.tenant === undefined ? '' : ` of tenant "${this.tenant}"`;
-          errors.push(
-            new PluginError(contribution.plugin, 'dispose-failed', `${contribution.describe()}${where} failed to deactivate: ${errorMessage(error)}`, { cause: error }),
-          );
-        }
+        await disposal.run(site, () => (instance.value as Record<string | symbol, () => unknown>)[method]!());
       }
       if (instance.binding) this.container?.unbind(instance.binding); // transient: nothing more to deactivate
     }

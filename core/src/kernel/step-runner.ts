@@ -12,7 +12,6 @@ import { HookTable } from '../runtime/hook-table.js';
 import { asNamedHooks, type NamedStepHooks, type RetryEvent, type StepEventContext, type StepHooks } from '../runtime/step-hooks.js';
 import type { ApprovalCallback } from '../tooling/approval.js';
 import type { Toolset } from '../tooling/toolset.js';
-import type { KernelOptions } from './kernel-options.js';
 
 /** What a runner resolved for one step. @internal */
 export interface ResolvedStep {
@@ -24,7 +23,7 @@ export interface ResolvedStep {
   /** The scope's `ApprovalHandler`, if one is bound. */
   readonly onApproval: ApprovalCallback | undefined;
   /** Step options the kernel was configured with. */
-  readonly defaults: KernelOptions;
+  readonly defaults: Pick<StepOptions, 'dispatch' | 'hookTimeoutMs' | 'cleanupTimeoutMs'>;
   /** Marks the step as running for its tenant; the returned function marks it done. */
   lease(): () => void;
 }

@@ -3,7 +3,8 @@ import { Container, ContainerModule } from './inversify.js';
 import { ChatProvider } from '../provider/chat-provider.js';
 import { asNamedHooks, StepHooks, type NamedStepHooks } from '../runtime/step-hooks.js';
 import { Toolset } from '../tooling/toolset.js';
-import { recordBindings, unbindRecorded, type RecordedBinding } from './binding-recorder.js';
+import { recordBindings, serviceName, unbindRecorded, type RecordedBinding } from './binding-recorder.js';
+import type { Disposal, DisposalSite, ModuleDeactivations } from './disposal.js';
 import { errorMessage, KernelError, UnknownTenantError } from './errors.js';
 import { ScopeToken, ServiceScope } from './service-scope.js';
 import { TenantId } from './tenant-id.js';
@@ -44,6 +45,10 @@ export interface TenantHost {
    * scope (the eager check): all of them if it has bindings of its own, else the tenant-only ones.
    */
   checkScope(scope: TenantScope): void;
+  /** A disposal reporting to the sink of `scope` (the kernel's for `undefined`), with the kernel's deadline. */
+  disposal(scope: TenantScope | undefined): Disposal;
+  /** Where module deactivation handlers are tracked (the kernel awaits them). */
+  readonly deactivations: ModuleDeactivations;
 }
 
 /**
@@ -107,7 +112,12 @@ export class TenantScope extends ServiceScope {
       if (module) {
         container.load(
           new ContainerModule((options) => {
-            const returned: unknown = module({ ...recordBindings(options, (b) => this.#moduleBindings.push(b)), tenant });
+            const recorded = recordBindings(
+              options,
+              (b) => this.#moduleBindings.push(b),
+              (id, handler) => this.host.deactivations.wrap(this.#site(serviceName(id), 'onDeactivation'), handler),
+            );
+            const returned: unknown = module({ ...recorded, tenant });
             // Any other value is ignored: an arrow that returns its binding would make `load` think the module is async.
             if (isThenable(returned)) {
               returned.then(undefined, () => undefined); // refused below; its outcome must not go unhandled
@@ -131,24 +141,30 @@ export class TenantScope extends ServiceScope {
 
   /**
    * Disposes the tenant's container: the services created for it (reverse creation order), what its
-   * `module` bound (reverse order), then its `modules`. Each step awaited; failures are added to
-   * `errors`.
+   * `module` bound (reverse order, with the module deactivation handlers each started), then its
+   * `modules`. Each step awaited within the disposal's deadline; failures are reported by it.
    */
-  async dispose(errors: unknown[]): Promise<void> {
-    await this.deactivate(errors);
+  async dispose(disposal: Disposal): Promise<void> {
+    await this.deactivate(disposal);
     const container = this.#container;
     if (!container) return;
-    const attempt = async (what: string, run: () => Promise<void>): Promise<void> => {
-      try {
-        await run();
-      } catch (error) {
-        errors.push(new KernelError(`Tenant "${this.tenant}": ${what} failed to deactivate: ${errorMessage(error)}`, { cause: error }));
-      }
-    };
-    for (const binding of this.#moduleBindings.splice(0).reverse()) await attempt('a binding of its module', () => unbindRecorded(container, binding));
-    for (const module of [...(this.definition.modules ?? [])].reverse()) await attempt('a module', () => container.unloadAsync(module));
+    const deactivations = this.host.deactivations;
+    for (const binding of this.#moduleBindings.splice(0).reverse()) {
+      const site = this.#site(binding.service, 'deactivation');
+      await deactivations.around(disposal, this.tenant, () => disposal.run(site, () => unbindRecorded(container, binding)));
+    }
+    const modules = this.definition.modules ?? [];
+    for (let i = modules.length - 1; i >= 0; i--) {
+      const site = this.#site(`modules[${i}]`, 'unload');
+      await deactivations.around(disposal, this.tenant, () => disposal.run(site, () => container.unloadAsync(modules[i]!)));
+    }
     // What is left (the kernel's own bindings, and those whose deactivation failed) goes with the
     // container: unbinding all again would call a failed @preDestroy a second time.
+  }
+
+  /** Where something the tenant's modules bound is taken down, for reports. */
+  #site(service: string, hook: string): DisposalSite {
+    return { plugin: undefined, tenant: this.tenant, service, hook };
   }
 }
 
@@ -159,8 +175,11 @@ export class TenantScope extends ServiceScope {
  */
 export class Tenants {
   private readonly scopes = new Map<string, TenantScope>();
-  /** Removals waiting for running steps, by tenant id (a tenant may be defined again meanwhile). */
-  private readonly removals = new Map<string, { readonly scope: TenantScope; readonly done: Promise<void> }>();
+  /**
+   * Removals not yet done, by scope, in the order they began: an id may be defined and removed
+   * again while an older generation still waits for its steps, and each is waited for.
+   */
+  private readonly removals = new Map<TenantScope, Promise<void>>();
   /** The container that resolves as any tenant without bindings of its own (see {@link asGuest}). */
   #guest: Container | undefined;
   /** The tenant the guest container resolves as, during a resolution. */
@@ -221,7 +240,8 @@ export class Tenants {
       if (scope.ownBindings) scope.createContainer();
       this.host.checkScope(scope);
     } catch (error) {
-      void scope.dispose([]); // what was created before the failure; a failure to deactivate it is moot
+      // What was created before the failure is taken back (failures go to the kernel's sink).
+      scope.dispose(this.host.disposal(undefined)).catch(() => undefined);
       throw error;
     }
     this.scopes.set(id, scope);
@@ -251,28 +271,39 @@ export class Tenants {
   /**
    * Removes a tenant: new steps for it fail at once, running ones finish (through their cleanup),
    * then its container is disposed: the services created for it are deactivated in reverse creation
-   * order (`@preDestroy`, deactivation handlers, each awaited), then its own bindings. Calling it
-   * again while the removal is pending returns the same promise. If some deactivation failed, the
-   * promise rejects, after everything ran, with an `AggregateError` of them.
+   * order (`@preDestroy`, deactivation handlers, each awaited, at most the kernel's
+   * `deactivationTimeoutMs` each), then its own bindings. A deactivation that fails or passes the
+   * deadline is reported to the tenant's `HookErrorSink` (a `DisposalErrorReport` naming the
+   * tenant, the plugin and the service) and the rest still runs: the promise resolves once everything
+   * ran, and never rejects for a deactivation. Calling it again while the removal is pending returns
+   * the same promise.
+   *
+   * @returns a promise rejected with {@link UnknownTenantError} if no tenant has the id (and no removal of it is pending).
    */
   remove(id: string): Promise<void> {
     const scope = this.scopes.get(id);
-    if (!scope) {
-      return this.removals.get(id)?.done ?? Promise.reject(new UnknownTenantError(id, this.list()));
-    }
+    if (!scope) return this.#pendingRemoval(id) ?? Promise.reject(new UnknownTenantError(id, this.list()));
     this.scopes.delete(id);
     const done: Promise<void> = scope.leases
       .idle()
       .then(async () => {
-        const errors: unknown[] = [];
-        await scope.dispose(errors);
-        if (errors.length > 0) throw new AggregateError(errors, `Tenant "${id}": some services failed to deactivate`);
+        const disposal = this.host.disposal(scope); // the tenant's sink, resolved before anything is taken down
+        try {
+          await scope.dispose(disposal);
+        } catch (error) {
+          disposal.report({ plugin: undefined, tenant: id, service: 'its container', hook: 'dispose' }, 'threw', error);
+        }
       })
-      .finally(() => {
-        if (this.removals.get(id)?.done === done) this.removals.delete(id);
-      });
-    this.removals.set(id, { scope, done });
+      .finally(() => this.removals.delete(scope));
+    this.removals.set(scope, done);
     return done;
+  }
+
+  /** The latest pending removal of a tenant id, if any. */
+  #pendingRemoval(id: string): Promise<void> | undefined {
+    let latest: Promise<void> | undefined;
+    for (const [scope, done] of this.removals) if (scope.tenant === id) latest = done;
+    return latest;
   }
 
   /** @internal The scope of a tenant that can run steps. */
@@ -285,7 +316,7 @@ export class Tenants {
   /** @internal Every scope: defined tenants, and those being removed. */
   *allScopes(): Iterable<TenantScope> {
     yield* this.scopes.values();
-    for (const { scope } of this.removals.values()) yield scope;
+    yield* this.removals.keys();
   }
 
   /** @internal The defined tenants. */
@@ -294,15 +325,12 @@ export class Tenants {
   }
 
   /**
-   * @internal Removes every tenant and waits for every pending removal (kernel disposal); what failed
-   * to deactivate is added to `errors`.
+   * @internal Removes every tenant and waits for every pending removal, of every generation of every
+   * id (kernel disposal). Failures are reported by each removal.
    */
-  async removeAll(errors: unknown[]): Promise<void> {
-    for (const id of this.list()) void this.remove(id).catch(() => undefined); // collected below, once
-    const pending = [...this.removals.values()].map((removal) => removal.done);
-    for (const outcome of await Promise.allSettled(pending)) {
-      if (outcome.status === 'rejected') errors.push(...(outcome.reason instanceof AggregateError ? outcome.reason.errors : [outcome.reason]));
-    }
+  async removeAll(): Promise<void> {
+    for (const id of this.list()) void this.remove(id);
+    await Promise.all([...this.removals.values()]);
   }
 }
 

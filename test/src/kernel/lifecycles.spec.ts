@@ -1,10 +1,15 @@
-import { Kernel, PluginError, TenantId, definePlugin, textPart, type StepHooks, type Toolset, type ToolCall, type ToolResult, toolOk } from '@kosong/core';
+import { Kernel, PluginError, TenantId, definePlugin, isDisposalErrorReport, textPart, type DisposalErrorReport, type HookErrorReport, type StepHooks, type Toolset, type ToolCall, type ToolResult, toolOk } from '@kosong/core';
 import { MockChatProvider } from '@kosong/provider-echo';
 import { expect } from 'chai';
 import { inject, injectable, preDestroy } from 'inversify';
 import sinon from 'sinon';
 import { deferred, sleep } from '../support.js';
 import { base, isSettled, rejectionOf } from './support.js';
+
+/** A plugin whose hook-error sink collects the disposal reports. */
+function collecting(reports: DisposalErrorReport[]) {
+  return definePlugin({ name: 'sink', setup: (ctx) => ctx.bindHookErrorSink({ report: (r: HookErrorReport) => void (isDisposalErrorReport(r) && reports.push(r)) }) });
+}
 
 const Log = Symbol('Log');
 type Log = string[];
@@ -73,8 +78,10 @@ describe('kernel: lifecycles of class-bound services', () => {
     expect(log.slice(3)).to.deep.equal(['destroy second.a', 'dispose second', 'destroy first.b', 'destroy first.a', 'dispose first']);
   });
 
-  it('a failing @preDestroy does not stop the others; dispose reports it at the end, naming the plugin and the service', async () => {
+  it('a failing @preDestroy does not stop the others; dispose reports it to the sink, naming the plugin and the service, and resolves', async () => {
+    const reports: DisposalErrorReport[] = [];
     await kernel.use(
+      collecting(reports),
       definePlugin({
         name: 'mixed',
         setup(ctx) {
@@ -84,14 +91,14 @@ describe('kernel: lifecycles of class-bound services', () => {
         },
       }),
     );
-    const error = await rejectionOf(kernel.dispose());
+    await kernel.dispose();
     expect(log.filter((l) => l.startsWith('destroy'))).to.deep.equal(['destroy c', 'destroy b', 'destroy a']);
-    expect(error).to.be.instanceOf(AggregateError);
-    const [only, ...rest] = (error as AggregateError).errors;
+    const [only, ...rest] = reports;
     expect(rest).to.deep.equal([]);
-    expect(PluginError.isInstance(only)).to.equal(true);
-    expect(only).to.include({ plugin: 'mixed', reason: 'dispose-failed' });
-    expect((only as Error).message).to.include('hooks Destroyable').and.include('b cannot close');
+    expect(only).to.include({ plugin: 'mixed', service: 'hooks Destroyable', hook: '@preDestroy', kind: 'rejected', tenant: undefined });
+    expect(PluginError.isInstance(only!.error)).to.equal(true);
+    expect(only!.error).to.include({ plugin: 'mixed', reason: 'dispose-failed' });
+    expect(only!.error.message).to.include('hooks Destroyable').and.include('b cannot close');
   });
 
   // Regression: inversify's unbindAllAsync stops at the first failing @preDestroy, so the services
@@ -101,7 +108,9 @@ describe('kernel: lifecycles of class-bound services', () => {
     const A = Symbol('A');
     const B = Symbol('B');
     const C = Symbol('C');
+    const reports: DisposalErrorReport[] = [];
     await kernel.use(
+      collecting(reports),
       definePlugin({
         name: 'raw',
         setup(ctx) {
@@ -112,10 +121,11 @@ describe('kernel: lifecycles of class-bound services', () => {
       }),
     );
     for (const id of [C, A, B]) kernel.container.get(id);
-    const error = await rejectionOf(kernel.dispose());
+    await kernel.dispose();
     expect(log.filter((l) => l.startsWith('destroy'))).to.deep.equal(['destroy raw c', 'destroy raw b', 'destroy raw a']);
-    const errors = (error as AggregateError).errors as PluginError[];
+    const errors = reports.map((r) => r.error as PluginError);
     expect(errors.map((e) => [e.plugin, e.reason, (e.cause as Error).message])).to.deep.equal([['raw', 'dispose-failed', 'raw b cannot close']]);
+    expect(reports[0]!.service).to.equal('Symbol(B)');
   });
 
   it('a constant\'s deactivation handler runs once, awaited, when its plugin is torn down — resolved or not', async () => {
@@ -229,9 +239,11 @@ describe('kernel: lifecycles of class-bound services', () => {
       expect(log.filter((l) => l.startsWith('destroy'))).to.deep.equal(['destroy acme', 'destroy globex', 'destroy kernel']);
     });
 
-    it('removal destroys the tenant\'s services in reverse creation order, then its own bindings; a failure rejects after all ran', async () => {
+    it('removal destroys the tenant\'s services in reverse creation order, then its own bindings; a failure is reported to the sink and removal resolves after all ran', async () => {
       const Db = Symbol('Db');
+      const reports: DisposalErrorReport[] = [];
       await kernel.use(
+        collecting(reports),
         definePlugin({
           name: 'services',
           setup(ctx) {
@@ -253,11 +265,10 @@ describe('kernel: lifecycles of class-bound services', () => {
             }),
       });
       kernel.runner({ tenant: 'acme' }); // (the services were created at define: the tenant has bindings)
-      const error = await rejectionOf(kernel.tenants.remove('acme'));
+      await kernel.tenants.remove('acme');
       expect(log.slice(6)).to.deep.equal(['destroy hooks 3', 'destroy hooks 2', 'destroy hooks 1']);
-      expect(error).to.be.instanceOf(AggregateError);
-      expect((error as AggregateError).errors.map((e: PluginError) => [e.plugin, e.reason])).to.deep.equal([['services', 'dispose-failed']]);
-      expect((error as AggregateError).errors[0].message).to.include('tenant "acme"');
+      expect(reports.map((r) => [r.plugin, r.tenant, (r.error as PluginError).reason])).to.deep.equal([['services', 'acme', 'dispose-failed']]);
+      expect(reports[0]!.error.message).to.include('tenant "acme"');
       expect(kernel.tenants.has('acme')).to.equal(false);
     });
 
