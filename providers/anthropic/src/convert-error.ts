@@ -11,6 +11,8 @@ import {
   type Secrets,
 } from '@kosong/core';
 
+import { redirectRefusal } from './redirects.js';
+
 /**
  * The HTTP status of each Anthropic error `type` (the API's error reference). An `error` event in a
  * stream has no status of its own: it gets the one its type has over plain HTTP, so that, e.g., an
@@ -49,7 +51,8 @@ export function streamErrorEvent(event: Record<string, unknown>, requestId: stri
  *
  * - an SDK status error → {@link APIStatusError} with the status, the `request-id`, and the wait of
  *   `retry-after-ms` / `retry-after` (seconds or an HTTP date); the message names the Anthropic
- *   error type and its message;
+ *   error type and its message, or, for a redirect that was not followed (see
+ *   `sameOriginRedirects`), where it led and why;
  * - an SDK timeout, a `fetch` timeout → {@link APITimeoutError} (checked before connection errors,
  *   of which the SDK's timeout is a kind);
  * - an SDK connection error, a connection that breaks mid-stream (`terminated`, socket errors) →
@@ -74,7 +77,9 @@ export function convertError(error: unknown, secrets: Secrets): ChatProviderErro
       const headers = isHeaders(sdk.headers) ? sdk.headers : undefined;
       const type = typeof sdk.type === 'string' ? sdk.type : undefined;
       const detail = typeof sdk.apiMessage === 'string' ? redactSecrets(sdk.apiMessage, secrets) : message;
-      return new APIStatusError(sdk.status, `Anthropic API error ${sdk.status}${type === undefined ? '' : ` (${type})`}: ${detail}`, {
+      const refusal = redirectRefusal(sdk.status, headers);
+      const text = refusal === undefined ? `Anthropic API error ${sdk.status}${type === undefined ? '' : ` (${type})`}: ${detail}` : redactSecrets(refusal, secrets);
+      return new APIStatusError(sdk.status, text, {
         ...cause,
         requestId: (typeof sdk.requestID === 'string' ? sdk.requestID : undefined) ?? headers?.get('request-id') ?? undefined,
         retryAfterSeconds: retryAfterSeconds(headers),

@@ -3,6 +3,7 @@ import { ChatProviderError, redactSecrets, type JsonValue, type Secrets } from '
 
 import { convertError } from './convert-error.js';
 import { MessagesStream } from './messages-stream.js';
+import { sameOriginRedirects } from './redirects.js';
 
 /** The Anthropic API's base URL, the default of the provider. */
 export const ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
@@ -52,6 +53,8 @@ export class MessagesConnection {
   readonly #maxRetries: number;
   readonly #timeoutMs: number | undefined;
   readonly #headerSecrets: readonly string[];
+  /** Set for a client given as `client`, whose `fetch` is not ours: it is asked to follow no redirect at all. */
+  readonly #fetchOptions: { readonly redirect: 'manual' } | undefined;
 
   /** @throws {ChatProviderError} when there is neither an API key nor a client, or both a client and connection options. */
   constructor(options: ConnectionOptions) {
@@ -66,6 +69,7 @@ export class MessagesConnection {
         throw new ChatProviderError(`AnthropicChatProvider: pass either \`client\` or ${mixed.map((key) => `\`${key}\``).join(', ')}, not both`);
       }
       this.client = options.client;
+      this.#fetchOptions = { redirect: 'manual' };
       return;
     }
     if (options.apiKey === undefined || options.apiKey === '') {
@@ -82,7 +86,8 @@ export class MessagesConnection {
       openTelemetry: false,
       ...(options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs }),
       ...(options.defaultHeaders === undefined ? {} : { defaultHeaders: { ...options.defaultHeaders } }),
-      ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+      // redirects to another origin are not followed: the API key would go there
+      fetch: sameOriginRedirects((options.fetch ?? ((input, init) => fetch(input, init))) as typeof fetch),
       ...(options.logger === undefined ? {} : { logger: options.logger }),
     });
   }
@@ -121,6 +126,7 @@ export class MessagesConnection {
           headers: { ...headers },
           maxRetries: this.#maxRetries,
           ...(this.#timeoutMs === undefined ? {} : { timeout: this.#timeoutMs }),
+          ...(this.#fetchOptions === undefined ? {} : { fetchOptions: this.#fetchOptions }),
         })
         .asResponse();
     } catch (error) {

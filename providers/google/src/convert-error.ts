@@ -10,6 +10,7 @@ import {
 } from '@kosong/core';
 
 import { containsSecret, redact } from './redact.js';
+import { redirectRefusal } from './redirects.js';
 import { isObject } from './response-converter.js';
 
 /** A non-success HTTP response, as the provider captured it (the body cut to a few KiB). */
@@ -27,7 +28,8 @@ const STATUS_PREFIX: Readonly<Record<number, string>> = { 401: 'Authentication f
  * failed`, `Permission denied`, `Rate limit exceeded`, `Server error`), with the message of Gemini's
  * JSON error body (`error.message`, `error.status`) or the start of any other body, the
  * `x-request-id` / `x-trace-id` headers, and the wait from a `retry-after` header or a
- * `google.rpc.RetryInfo` detail. Secrets are redacted.
+ * `google.rpc.RetryInfo` detail; a redirect that was not followed (see `sameOriginRedirects`) says
+ * where it led and why. Secrets are redacted.
  */
 export function statusError(response: FailedResponse, secrets: readonly (string | undefined)[]): APIStatusError {
   const error = parseErrorBody(response.body);
@@ -35,7 +37,8 @@ export function statusError(response: FailedResponse, secrets: readonly (string 
   const detail = typeof error?.['message'] === 'string' ? error['message'] : firstWords(response.body);
   const prefix = STATUS_PREFIX[response.status] ?? (response.status >= 500 ? 'Server error' : 'HTTP error');
   const head = `${prefix} (${response.status}${rpcStatus ? ` ${rpcStatus}` : ''})`;
-  return new APIStatusError(response.status, redact(detail === '' ? head : `${head}: ${detail}`, secrets), {
+  const text = redirectRefusal(response.status, response.headers) ?? (detail === '' ? head : `${head}: ${detail}`);
+  return new APIStatusError(response.status, redact(text, secrets), {
     requestId: header(response.headers, 'x-request-id', secrets),
     traceId: header(response.headers, 'x-trace-id', secrets),
     retryAfterSeconds: retryAfterSeconds(response.headers) ?? retryDelaySeconds(error),

@@ -3,6 +3,7 @@ import { GoogleGenAI, type Content, type GenerateContentConfig, type GoogleGenAI
 
 import { convertError, statusError, type FailedResponse } from './convert-error.js';
 import { GeminiStream } from './gemini-stream.js';
+import { sameOriginRedirects } from './redirects.js';
 import type { RequestContent } from './request-contents.js';
 import type { ResponseConverter } from './response-converter.js';
 
@@ -67,12 +68,15 @@ const SECRET_HEADER = /key|auth|token|secret|cookie/i;
 export class GeminiConnection {
   readonly client: GoogleGenAI;
   readonly #fetch: typeof fetch;
+  /** {@link GeminiConnection.fetch} following no redirect to another origin: what API requests go through (they carry the credentials). */
+  readonly #apiFetch: typeof fetch;
   readonly #timeoutMs: number;
   readonly #secrets: readonly (string | undefined)[];
 
   /** @throws {ChatProviderError} when the options cannot reach Gemini (no API key for the Gemini API, say). */
   constructor(options: GeminiConnectionOptions) {
     this.#fetch = options.fetch ?? ((input, init) => fetch(input, init));
+    this.#apiFetch = sameOriginRedirects(this.#fetch);
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     if (!(this.#timeoutMs > 0)) throw new ChatProviderError(`GeminiChatProvider: timeoutMs must be a positive number, not ${options.timeoutMs}`);
     const headerSecrets = Object.entries(options.defaultHeaders ?? {})
@@ -115,7 +119,7 @@ export class GeminiConnection {
     return this.client.vertexai;
   }
 
-  /** The `fetch` requests and media downloads go through. */
+  /** The `fetch` requests and media downloads go through (API requests follow no redirect to another origin). */
   get fetch(): typeof fetch {
     return this.#fetch;
   }
@@ -155,7 +159,7 @@ export class GeminiConnection {
     let response: Response | undefined;
     let failed: FailedResponse | undefined;
     const keepResponse = async (input: Parameters<typeof fetch>[0], init?: RequestInit): Promise<Response> => {
-      const received = await this.#fetch(input, init);
+      const received = await this.#apiFetch(input, init);
       if (received.ok) {
         response = received;
         // The SDK gets an empty copy: the body is the stream's to read.

@@ -3,6 +3,7 @@ import OpenAI, { type ClientOptions } from 'openai';
 
 import { ChatCompletionsStream } from './chat-completions-stream.js';
 import { convertError } from './convert-error.js';
+import { sameOriginRedirects } from './redirects.js';
 import { CHAT_COMPLETIONS_ENDPOINT, type StreamConverter, type StreamingEndpoint } from './streaming-endpoint.js';
 
 /** How a provider reaches an OpenAI(-compatible) API. */
@@ -59,6 +60,8 @@ export class ChatCompletionsConnection {
   readonly #maxRetries: number;
   readonly #timeoutMs: number | undefined;
   readonly #headerSecrets: readonly string[];
+  /** Set for a client given as `client`, whose `fetch` is not ours: it is asked to follow no redirect at all. */
+  readonly #fetchOptions: { readonly redirect: 'manual' } | undefined;
 
   /** @throws {ChatProviderError} when there is neither an API key nor a client, or both a client and connection options. */
   constructor(options: ConnectionOptions, defaults: ConnectionDefaults) {
@@ -73,6 +76,7 @@ export class ChatCompletionsConnection {
         throw new ChatProviderError(`${defaults.provider}: pass either \`client\` or ${mixed.map((key) => `\`${key}\``).join(', ')}, not both`);
       }
       this.client = options.client;
+      this.#fetchOptions = { redirect: 'manual' };
       return;
     }
     if (options.apiKey === undefined || options.apiKey === '') {
@@ -85,7 +89,8 @@ export class ChatCompletionsConnection {
       logLevel: options.logLevel ?? 'off',
       ...(options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs }),
       ...(options.defaultHeaders === undefined ? {} : { defaultHeaders: { ...options.defaultHeaders } }),
-      ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+      // redirects to another origin are not followed: the API key would go there
+      fetch: sameOriginRedirects((options.fetch ?? ((input, init) => fetch(input, init))) as typeof fetch),
       ...(options.logger === undefined ? {} : { logger: options.logger }),
       ...defaults.clientOptions,
     });
@@ -125,6 +130,7 @@ export class ChatCompletionsConnection {
           signal: requestSignal,
           maxRetries: this.#maxRetries,
           ...(this.#timeoutMs === undefined ? {} : { timeout: this.#timeoutMs }),
+          ...(this.#fetchOptions === undefined ? {} : { fetchOptions: this.#fetchOptions }),
         })
         .asResponse();
     } catch (error) {

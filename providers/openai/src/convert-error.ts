@@ -1,5 +1,7 @@
 import { APIConnectionError, APIStatusError, APITimeoutError, ChatProviderError, redactSecrets, scrubSecrets } from '@kosong/core';
 
+import { redirectRefusal } from './redirects.js';
+
 /** What {@link convertError} needs to know besides the error. */
 export interface ErrorConversionContext {
   /** Secrets (API keys) that must not be reachable from the converted error; they are redacted. */
@@ -16,7 +18,8 @@ const NETWORK_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'ECONNABORTED', 'EP
  * error holds one anywhere, e.g. response headers echoing `Authorization`).
  *
  * - SDK status errors → {@link APIStatusError} with the status, `x-request-id`, `x-trace-id` and the
- *   wait from `retry-after-ms` / `retry-after` (seconds or an HTTP date);
+ *   wait from `retry-after-ms` / `retry-after` (seconds or an HTTP date); a redirect that was not
+ *   followed (see `sameOriginRedirects`) says where it led and why;
  * - SDK timeouts, and `fetch` timeouts → {@link APITimeoutError};
  * - SDK connection errors, and a connection that breaks mid-stream (`fetch`'s `terminated`,
  *   socket errors) → {@link APIConnectionError};
@@ -40,7 +43,8 @@ export function convertError(error: unknown, context: ErrorConversionContext): C
     const sdk = error as { status?: unknown; headers?: unknown; error?: unknown };
     if (typeof sdk.status === 'number') {
       const headers = isHeaders(sdk.headers) ? sdk.headers : undefined;
-      return new APIStatusError(sdk.status, message, {
+      const refusal = redirectRefusal(sdk.status, headers);
+      return new APIStatusError(sdk.status, refusal === undefined ? message : clean(refusal), {
         ...cause,
         requestId: headers?.get('x-request-id') ?? undefined,
         traceId: headers?.get('x-trace-id') ?? undefined,

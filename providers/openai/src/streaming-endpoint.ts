@@ -21,6 +21,8 @@ export interface StreamingRequestOptions {
   readonly signal: AbortSignal;
   readonly maxRetries: number;
   readonly timeout?: number;
+  /** `fetch` options of this request (`redirect: 'manual'` for a client the provider did not make). */
+  readonly fetchOptions?: { readonly redirect: 'manual' };
 }
 
 /** Turns the parsed events of one stream into kosong parts (a `ChunkConverter`, a `ResponsesEventConverter`). */

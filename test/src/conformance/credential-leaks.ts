@@ -1,15 +1,16 @@
 /**
- * A conformance check every provider over HTTP should pass: its API key is never reachable from an
+ * Conformance checks every provider over HTTP should pass: its API key is never reachable from an
  * error it throws, even when the server echoes the credentials it received back in its response
- * headers and body (as some proxies and gateways do). A provider joins with one call in its adapter
- * file: `credentialLeakSuite({ name, create })`.
+ * headers and body (as some proxies and gateways do); and no credential goes to another origin when
+ * the server redirects there (the provider fails, not retried, and the other origin gets no key).
+ * A provider joins with one call in its adapter file: `credentialLeakSuite({ name, create })`.
  *
  * @module
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-import { APIStatusError, ChatProviderError, type ChatProvider, type Message } from '@kosong/core';
+import { APIStatusError, ChatProviderError, isRetryableError, type ChatProvider, type Message } from '@kosong/core';
 import { expect } from 'chai';
 
 import { secretLeaks } from '../secret-leaks.js';
@@ -36,6 +37,47 @@ function credentialsOf(request: IncomingMessage): Record<string, string> {
   const key = new URL(request.url ?? '/', 'http://x').searchParams.get('key');
   if (key !== null) found['key'] = key;
   return found;
+}
+
+/** A server on `host` that records what credentials each request to it carried, and answers 404. */
+async function recordingServer(host: string): Promise<{ readonly server: Server; readonly url: string; readonly received: Record<string, string>[] }> {
+  const received: Record<string, string>[] = [];
+  const server = createServer((request: IncomingMessage, response: ServerResponse) => {
+    received.push(credentialsOf(request));
+    request.resume();
+    request.once('end', () => {
+      response.writeHead(404, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ error: { message: 'the other origin', type: 'not_found', code: 404, status: 'NOT_FOUND' } }));
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, host, () => resolve());
+  });
+  return { server, url: `http://${host}:${(server.address() as AddressInfo).port}`, received };
+}
+
+/** Answers every request with a redirect (`status`, `location`: `target` and the request's path). */
+async function redirectingServer(status: number, target: string): Promise<{ readonly server: Server; readonly url: string; readonly hits: () => number }> {
+  let hits = 0;
+  const server = createServer((request: IncomingMessage, response: ServerResponse) => {
+    hits++;
+    request.resume();
+    request.once('end', () => {
+      response.writeHead(status, { location: `${target}${request.url ?? '/'}`, 'content-type': 'text/plain' });
+      response.end('moved');
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits: () => hits };
+}
+
+async function closeServer(server: Server): Promise<void> {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
 }
 
 /** Where the server echoes the credentials it received. */
@@ -89,6 +131,28 @@ export function credentialLeakSuite(adapter: CredentialLeakAdapter): void {
         } finally {
           server.closeAllConnections();
           await new Promise((resolve) => server.close(resolve));
+        }
+      });
+    }
+  });
+
+  describe(`ChatProvider conformance: ${adapter.name} sends no credential to another origin on a redirect`, () => {
+    // 127.0.0.2 is loopback too, but another origin than 127.0.0.1: what a redirect to an attacker's host looks like
+    for (const status of [301, 302, 303, 307, 308]) {
+      it(`a ${status} to another origin is not followed with the key: the request fails (not retried), the other origin gets no credential`, async () => {
+        const other = await recordingServer('127.0.0.2');
+        const redirecting = await redirectingServer(status, other.url);
+        try {
+          const error = await failure(adapter.create({ baseURL: `${redirecting.url}/v1`, apiKey: KEY }));
+          expect(redirecting.hits()).to.equal(1);
+          expect(other.received.filter((credentials) => Object.keys(credentials).length > 0), 'credentials the other origin received').to.deep.equal([]);
+          expect(ChatProviderError.isInstance(error), String(error)).to.equal(true);
+          expect(isRetryableError(error), `retryable: ${String(error)}`).to.equal(false);
+          expect((error as Error).message).to.match(/redirect/i);
+          expect((error as Error).message).to.include(other.url);
+          expect(secretLeaks(error, KEY)).to.deep.equal([]);
+        } finally {
+          await Promise.all([closeServer(redirecting.server), closeServer(other.server)]);
         }
       });
     }
