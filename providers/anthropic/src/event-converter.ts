@@ -30,7 +30,8 @@ interface OpenBlock {
  * Turns the events of a streamed Messages API response into kosong parts (kosong spec §7.5), and
  * keeps the message id, the usage and the stop reason.
  *
- * - `message_start` → id and usage;
+ * - `message_start` → id and usage, and the parts of the content blocks already complete in it (the
+ *   API sends none there; a server that puts the whole message in it does);
  * - `content_block_start`: `text` → text part, `thinking` → think part, `redacted_thinking` → a think
  *   part that goes back as `redacted_thinking`, `tool_use` → a tool call (its arguments follow);
  *   other blocks (server tool use, tool results of server tools, …) are skipped with their deltas;
@@ -83,6 +84,7 @@ export class EventConverter {
         const message = asRecord(data['message']);
         if (typeof message?.['id'] === 'string') this.id = message['id'];
         this.#usage.update(message?.['usage']);
+        if (Array.isArray(message?.['content'])) for (const block of message['content'] as unknown[]) this.#completeBlock(asRecord(block) ?? {}, out);
         return;
       }
       case 'message_delta': {
@@ -157,6 +159,36 @@ export class EventConverter {
       default:
         this.#block = { index, kind: 'ignored', startInput: undefined, sawInput: false };
         return;
+    }
+  }
+
+  /** The parts of a content block that came whole (in `message_start`), as its start, deltas and stop would give them. */
+  #completeBlock(block: JsonRecord, out: StreamedMessagePart[]): void {
+    switch (block['type']) {
+      case 'text':
+        if (typeof block['text'] === 'string' && block['text'] !== '') out.push(textPart(block['text']));
+        return;
+      case 'thinking': {
+        const thinking = typeof block['thinking'] === 'string' ? block['thinking'] : '';
+        const signature = typeof block['signature'] === 'string' && block['signature'] !== '' ? block['signature'] : undefined;
+        if (signature !== undefined) out.push(thinkPart(thinking, signature));
+        else if (thinking !== '') out.push(thinkPart(thinking));
+        return;
+      }
+      case 'redacted_thinking':
+        if (typeof block['data'] === 'string') out.push(redactedThinkPart(block['data']));
+        return;
+      case 'tool_use': {
+        const { id, name } = block;
+        if (typeof id !== 'string' || id === '' || typeof name !== 'string' || name === '') {
+          throw new ChatProviderError(`The server sent a tool_use block without an id or a name: ${preview(block)}`);
+        }
+        out.push(toolCall(id, name, null));
+        if (hasKeys(block['input'])) out.push(toolCallPart(JSON.stringify(block['input'])));
+        return;
+      }
+      default:
+        return; // server tool blocks and blocks newer than this code
     }
   }
 

@@ -3,6 +3,7 @@ import {
   APITimeoutError,
   ChatProviderError,
   IdleTimer,
+  textPart,
   type FinishReason,
   type Secrets,
   type StreamedMessage,
@@ -13,6 +14,7 @@ import { createParser, type EventSourceMessage, type ParseError } from 'eventsou
 
 import { convertError, streamErrorEvent } from './convert-error.js';
 import { EventConverter } from './event-converter.js';
+import { feedEveryLineEnd } from './sse-line-ends.js';
 
 /** Longest run of stream data without a line end that is buffered before giving up (characters). */
 const MAX_EVENT_CHARS = 64 * 1024 * 1024;
@@ -36,6 +38,12 @@ export interface MessagesStreamOptions {
  * A {@link StreamedMessage} over the server-sent events of one streamed Messages API response. The
  * body is read and parsed here (`eventsource-parser`, then `JSON.parse` per event), which costs
  * about half of what the SDK's own stream does. It can be iterated once.
+ *
+ * The message ends at `message_stop`: nothing after it is read (a second message in the same body
+ * is not merged into the first, a stray `data: [DONE]` does not fail it), and the request is closed.
+ * A `data: [DONE]` before `message_stop` ends the stream there, incomplete. Every SSE line end (CR,
+ * LF, CRLF) is read as soon as it arrives. A refusal (finish reason `content_filter`) that came with
+ * no content gives one empty text part: an empty answer, not an empty response to retry.
  *
  * It throws the caller's abort reason when the signal aborts; an {@link APITimeoutError} when the
  * server stays silent for the idle timeout; an {@link APIConnectionError} when the connection
@@ -80,17 +88,29 @@ export class MessagesStream implements StreamedMessage {
     const converter = this.#converter;
     const out: StreamedMessagePart[] = [];
     let parseFailure: ChatProviderError | undefined;
+    /** Whether `message_stop` (or a `data: [DONE]`) came: nothing after it is read. */
+    let ended = false;
     const parser = createParser({
-      onEvent: (event: EventSourceMessage) => converter.push(parseEvent(event), out),
+      onEvent: (event: EventSourceMessage) => {
+        if (ended) return;
+        if (event.data.startsWith('[DONE]')) {
+          ended = true;
+          return;
+        }
+        converter.push(parseEvent(event), out);
+        ended = converter.complete;
+      },
       onError: (error: ParseError) => {
         if (error.type === 'max-buffer-size-exceeded') parseFailure = new ChatProviderError(`The server sent more than ${MAX_EVENT_CHARS} characters without a line end`);
       },
       maxBufferSize: MAX_EVENT_CHARS,
     });
+    const feed = feedEveryLineEnd(parser);
     const decoder = new TextDecoder();
     const reader = this.#body.getReader();
     const idle = new IdleTimer(this.#options.idleTimeoutMs, () => this.#options.abortRequest(this.#timeout()));
     let finished = false;
+    let yielded = 0;
     try {
       for (;;) {
         if (signal?.aborted) throw signal.reason;
@@ -106,15 +126,17 @@ export class MessagesStream implements StreamedMessage {
         if (chunk.done) break;
         let failure: ChatProviderError | undefined;
         try {
-          parser.feed(decoder.decode(chunk.value, { stream: true }));
+          feed(decoder.decode(chunk.value, { stream: true }));
         } catch (error) {
           failure = convertError(error, secrets);
         }
         // the parts that came before a failing event are delivered before the failure
         for (let i = 0; i < out.length; i++) yield out[i]!;
+        yielded += out.length;
         out.length = 0;
         failure ??= parseFailure;
         if (failure !== undefined) throw failure;
+        if (ended) break;
       }
       if (signal?.aborted) throw signal.reason;
       if (idle.fired) throw this.#timeout();
@@ -122,9 +144,12 @@ export class MessagesStream implements StreamedMessage {
         throw new APIConnectionError('The stream ended before the response was complete (no message_stop event)');
       }
       finished = true;
+      // A refusal with no content: an empty answer (core's generate takes no content at all for an empty response to retry).
+      if (yielded === 0 && converter.finishReason === 'content_filter') yield textPart('');
     } finally {
       idle.stop();
-      if (!finished) this.#options.abortRequest(new ChatProviderError('The stream was not read to its end'));
+      // Once the message is complete nothing more is read: the request is closed (a no-op when the body has ended).
+      if (!finished || ended) this.#options.abortRequest(new ChatProviderError(finished ? 'The message was complete' : 'The stream was not read to its end'));
       reader.releaseLock();
       this.#options.release();
     }
