@@ -250,6 +250,60 @@ describe('structured output', () => {
     });
   });
 
+  describe('one rule for the parsed JSON, whatever the schema (as for tool arguments)', () => {
+    const Numbers = z.object({ n: z.number(), rest: z.unknown() });
+    const NumbersJson: JsonSchema = { type: 'object', properties: { n: { type: 'number' }, rest: {} }, required: ['n'] };
+    const Anything = z.record(z.string(), z.unknown());
+    const AnythingJson: JsonSchema = { type: 'object' };
+    const upper: StandardSchema<unknown, unknown> = {
+      '~standard': { version: 1, vendor: 'handmade', validate: (value) => ({ value }), jsonSchema: { input: () => ({ type: 'object' }) } },
+    };
+
+    it('a number out of range (1e400, which JSON.parse reads as Infinity) is an invalid output, at its path, for zod, a JSON Schema and another Standard Schema', async () => {
+      for (const [output, text] of [
+        [Numbers, '{"n": 1e400, "rest": 1}'],
+        [NumbersJson, '{"n": 1e400, "rest": 1}'],
+        [Anything, '{"n": 1e400, "rest": 1}'],
+        [AnythingJson, '{"n": 1e400, "rest": 1}'],
+        [upper, '{"n": 1e400, "rest": 1}'],
+        [Numbers, '{"n": 1, "rest": {"deep": [0, -1e400]}}'],
+        [NumbersJson, '{"n": 1, "rest": {"deep": [0, -1e400]}}'],
+      ] as const) {
+        const error = (await rejection(step({ ...base, provider: answering(text), output }))) as StructuredOutputError;
+        expect(StructuredOutputError.isInstance(error), `${text}: ${String(error)}`).to.equal(true);
+        expect(error.failure).to.equal('invalid');
+        const path = text.includes('deep') ? ['rest', 'deep', 1] : ['n'];
+        expect(error.issues, text).to.deep.equal([{ path, message: 'number out of range (not a finite double)' }]);
+      }
+      const wrapped = (await rejection(step({ ...base, provider: answering('{"value": [1, 1e999]}'), output: { type: 'array', items: { type: 'number' } } }))) as StructuredOutputError;
+      expect(wrapped.issues).to.deep.equal([{ path: [1], message: 'number out of range (not a finite double)' }]);
+      // Large but finite numbers are fine.
+      expect((await step({ ...base, provider: answering('{"n": 1e308, "rest": 5e-324}'), output: NumbersJson })).output).to.deep.equal({ n: 1e308, rest: 5e-324 });
+    });
+
+    it('own __proto__ keys, and object-valued constructor/prototype keys, are stripped at any depth, for every kind of schema', async () => {
+      const text = '{"a": 1, "__proto__": {"polluted": true}, "nested": {"__proto__": {"x": 1}, "list": [{"__proto__": 1, "b": 2}]}, "constructor": {"prototype": {"isAdmin": true}}, "toString": "plain"}';
+      const schemas = [Anything, AnythingJson, upper, z.looseObject({ a: z.number() }), { type: 'object', properties: { a: { type: 'number' } }, additionalProperties: true } as JsonSchema];
+      for (const output of schemas) {
+        const result = await step({ ...base, provider: answering(text), output });
+        const value = result.output as Record<string, unknown>;
+        expect(value, String(output)).to.deep.equal({ a: 1, nested: { list: [{ b: 2 }] }, toString: 'plain' });
+        expect(Object.hasOwn(value, '__proto__')).to.equal(false);
+        expect(Object.hasOwn(value['nested'] as object, '__proto__')).to.equal(false);
+        expect(Object.hasOwn((value['nested'] as { list: object[] }).list[0]!, '__proto__')).to.equal(false);
+        expect(Object.getPrototypeOf(value)).to.equal(Object.prototype);
+      }
+      expect(({} as Record<string, unknown>)['polluted']).to.equal(undefined);
+    });
+
+    it('a schema that forbids additional properties accepts an answer whose only extra key is __proto__ (stripped before validation, as it is never handed out)', async () => {
+      const Strict: JsonSchema = { type: 'object', properties: { a: { type: 'number' } }, additionalProperties: false };
+      const result = await step({ ...base, provider: answering('{"a": 1, "__proto__": {"x": 1}}'), output: Strict });
+      expect(result.output).to.deep.equal({ a: 1 });
+      expect(Object.hasOwn(result.output as object, '__proto__')).to.equal(false);
+    });
+  });
+
   describe('in a step', () => {
     it('a response with tool calls has no output (the model has not answered yet), and is not parsed', async () => {
       const provider = new MockChatProvider([textPart('let me look'), toolCall('c1', 'fake', '{}')]);

@@ -1,6 +1,7 @@
 import type { Message } from '../message/message.js';
 import type { FinishReason } from '../provider/chat-provider.js';
 import type { TokenUsage } from '../provider/token-usage.js';
+import { checkParsedJson, stripPrototypeKeys } from '../schema/parsed-json.js';
 import type { SchemaIssue } from '../schema/schema-issues.js';
 import { StructuredOutputError, type StructuredOutputFailure } from './output-errors.js';
 import type { OutputCheck, ResolvedOutput } from './resolve-output.js';
@@ -18,7 +19,10 @@ const FENCED = /^```(?:json)?[ \t]*\r?\n([\s\S]*?)\r?\n?```$/i;
 /**
  * The structured output of a response: the text parts of its message (thinking left out), joined,
  * parsed as JSON (a whole text in one Markdown code fence is taken from inside it), unwrapped from
- * `{"value": …}` when the schema asked for that, and validated (a zod schema's transforms apply).
+ * `{"value": …}` when the schema asked for that, checked and cleaned by the rule of every JSON a
+ * model writes, whatever the schema ({@link checkParsedJson}: a number beyond the double range is
+ * invalid; `__proto__` keys, and object-valued `constructor`, `prototype`, … keys, are removed), and
+ * validated (a zod schema's transforms apply; what it returns is cleaned of such keys too).
  *
  * @throws {StructuredOutputError} when there is no text, it is cut off, not JSON, or does not match.
  */
@@ -42,6 +46,8 @@ export async function parseOutput(output: ResolvedOutput, generated: GeneratedOu
     }
     parsed = (parsed as { value: unknown }).value;
   }
+  const clean = checkParsedJson(parsed);
+  if (!clean.ok) throw fail('invalid', clean.issues);
   let check: OutputCheck;
   try {
     check = await output.validate(parsed);
@@ -50,7 +56,8 @@ export async function parseOutput(output: ResolvedOutput, generated: GeneratedOu
     throw fail('invalid', [{ path: [], message: `validation failed: ${error instanceof Error ? error.message : String(error)}` }], error);
   }
   if (!check.ok) throw fail('invalid', check.issues);
-  return check.value;
+  // A Standard Schema builds its own value, which may carry parts of the input it passed through.
+  return check.value === parsed ? parsed : stripPrototypeKeys(check.value);
 }
 
 /** The text parts of a message, joined (thinking and media left out). */
