@@ -102,6 +102,16 @@ export class RedisServer {
     await this.#stopProcess('SIGKILL');
   }
 
+  /** Freezes the server (SIGSTOP): its connections stay open, nothing answers, time goes on (its keys expire). */
+  pause(): void {
+    this.#process?.kill('SIGSTOP');
+  }
+
+  /** Lets a paused server go on (SIGCONT). */
+  resume(): void {
+    this.#process?.kill('SIGCONT');
+  }
+
   /** Kills the server and removes its directory now, without waiting (for `process.on('exit')` handlers). */
   killSync(): void {
     this.#process?.kill('SIGKILL');
@@ -119,6 +129,7 @@ export class RedisServer {
     const child = this.#process;
     this.#process = undefined;
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGCONT'); // a paused server would not act on SIGTERM
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     child.kill(signal);
     // A server that does not stop on SIGTERM within 10 s (a stuck save, say) is killed.
