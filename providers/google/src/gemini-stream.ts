@@ -13,6 +13,7 @@ import { createParser, type EventSourceParser } from 'eventsource-parser';
 import { convertError } from './convert-error.js';
 import { redact } from './redact.js';
 import { snippet, type ResponseConverter } from './response-converter.js';
+import { feedEveryLineEnd } from './sse-line-ends.js';
 
 /** The longest one server-sent event may be, in characters (a guard against a stream without end). */
 export const MAX_EVENT_CHARS = 64 * 1024 * 1024;
@@ -42,6 +43,10 @@ export interface GeminiStreamOptions {
  * server stays silent for the idle timeout, an {@link APIConnectionError} when the connection breaks
  * or the body ends before a `finishReason`, and a {@link ChatProviderError} for data that is not a
  * Gemini response (see {@link ResponseConverter}). Stopping the iteration early cancels the request.
+ *
+ * Every SSE line end (CR, LF, CRLF) is read as soon as it arrives. A `data: [DONE]` (which Gemini
+ * never sends, but OpenAI-style gateways in front of it do) ends the stream: nothing after it is
+ * read, and the response is complete if a `finishReason` came before it.
  */
 export class GeminiStream implements StreamedMessage {
   /** The `x-trace-id` response header, if the server sent one. */
@@ -83,13 +88,20 @@ export class GeminiStream implements StreamedMessage {
     const decoder = new TextDecoder();
     const events: string[] = [];
     let overflow: Error | undefined;
+    /** Whether `data: [DONE]` came: nothing after it is read. */
+    let done = false;
     const parser: EventSourceParser = createParser({
-      onEvent: (event) => void events.push(event.data),
+      onEvent: (event) => {
+        if (done) return;
+        if (event.data.startsWith('[DONE]')) done = true;
+        else events.push(event.data);
+      },
       onError: (error) => {
         if (error.type === 'max-buffer-size-exceeded') overflow = error;
       },
       maxBufferSize: MAX_EVENT_CHARS,
     });
+    const feed = feedEveryLineEnd(parser);
     let finished = false;
     try {
       if (reader === undefined) throw new APIConnectionError('The response has no body');
@@ -105,9 +117,12 @@ export class GeminiStream implements StreamedMessage {
           timer.idle();
         }
         if (next.done) break;
-        parser.feed(decoder.decode(next.value, { stream: true }));
+        feed(decoder.decode(next.value, { stream: true }));
         if (overflow !== undefined) throw new ChatProviderError(`The server sent a stream event longer than ${MAX_EVENT_CHARS} characters`);
-        if (events.length === 0) continue;
+        if (events.length === 0) {
+          if (done) break;
+          continue;
+        }
         const out: StreamedMessagePart[] = [];
         let failure: { readonly error: unknown } | undefined;
         try {
@@ -119,8 +134,9 @@ export class GeminiStream implements StreamedMessage {
         }
         for (const part of out) yield part;
         if (failure !== undefined) throw failure.error;
+        if (done) break;
       }
-      finished = true;
+      finished = !done; // the rest of a body after [DONE] is not read: cancelled below
       // The body can end quietly when the request was aborted: tell why it ended.
       if (signal?.aborted) throw signal.reason;
       if (timer.fired) throw this.#timeout();
