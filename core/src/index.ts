@@ -81,6 +81,7 @@ export {
   type CallStartRecord,
   type LedgerCall,
   type OpenStep,
+  type RecordStartOptions,
 } from './agent/call-ledger.js';
 export { CALL_SETTLED_ROLE, CALL_STARTED_ROLE, callRecordFromJSON, callRecordToJSON, isCallRecordJSON } from './agent/ledger-json.js';
 export { SessionLock, type SessionLockOptions } from './agent/session-lock.js';

@@ -159,13 +159,28 @@ describe('the call ledger', () => {
       await again.close();
     });
 
-    it('does not record calls of tools that are safe to run again', async () => {
-      const context = new LinearContext(session);
-      const agent = new Agent({ systemPrompt: '', context, step: (options) => step({ ...options, provider: actModel(), toolset: actTools(marker, { replayPolicy: () => 'safe' }) }) });
+    it('records calls of tools that are safe to run again too (so a redo gives them the same key), without a sync of their own', async () => {
+      const syncs: boolean[] = [];
+      for (const [name, policy] of [['safe.jsonl', 'safe'], ['never.jsonl', undefined]] as const) {
+        const context = new LinearContext(join(dir, name));
+        const recordStart = context.recordStart.bind(context);
+        context.recordStart = (record, options) => (syncs.push(options?.sync !== false), recordStart(record, options));
+        const toolset = actTools(marker, policy === undefined ? {} : { replayPolicy: () => policy });
+        await new Agent({ systemPrompt: '', context, step: (options) => step({ ...options, provider: actModel(), toolset }) }).run('Act.');
+        await context.close();
+        const roles = (await readFile(join(dir, name), 'utf8')).trim().split('\n').map((line) => (JSON.parse(line) as { role: string }).role);
+        expect(roles).to.deep.equal(['user', '_call_started', '_call_settled', 'assistant', 'tool', 'assistant']);
+      }
+      expect(syncs).to.deep.equal([false, true]);
+    });
+
+    it('syncCallStarts: false writes every start without a sync', async () => {
+      const context = new LinearContext(session, { syncCallStarts: false });
+      const agent = new Agent({ systemPrompt: '', context, step: (options) => step({ ...options, provider: actModel(), toolset: actTools(marker) }) });
       await agent.run('Act.');
       await context.close();
       const roles = (await readFile(session, 'utf8')).trim().split('\n').map((line) => (JSON.parse(line) as { role: string }).role);
-      expect(roles).to.deep.equal(['user', 'assistant', 'tool', 'assistant']);
+      expect(roles).to.deep.equal(['user', '_call_started', '_call_settled', 'assistant', 'tool', 'assistant']);
     });
 
     it('a file ending with a start record restores its open step; a record that does not follow is a corrupted file, left as it was', async () => {
@@ -410,18 +425,20 @@ describe('the call ledger', () => {
       expect(history.at(-1)!.content[0]).to.deep.include({ text: `Done: ${toolTexts(history)[0]}` });
     });
 
-    it("a 'safe' tool is not recorded: the next turn asks the model again, the call runs again and the turn completes", async function () {
+    it("a 'safe' tool runs again when the step is completed, with the same idempotency key, and the turn completes", async function () {
       this.timeout(30_000);
       const first = start({ mode: 'run', session, marker, policy: 'safe', sleepMs: 60_000 });
       await until(() => first.output().includes('tool-started'), 'the tool to start');
       first.child.kill('SIGKILL');
       await first.exited;
-      // A safe call is not recorded: the step is asked of the model again, and its call runs again.
       const second = start({ mode: 'run', session, marker, policy: 'safe', input: 'Go on.' });
       expect(await second.exited).to.equal(0, second.output());
       const lines = markerLines(marker);
       expect(lines).to.have.length(2);
-      expect(toolTexts((await restored(session)).history)).to.deep.equal(['acted']);
+      expect(lines[0]!.split(' ')[1]).to.equal(lines[1]!.split(' ')[1]); // the call's stable key, across processes
+      const history = (await restored(session)).history;
+      expect(history.map((m) => m.role)).to.deep.equal(['user', 'assistant', 'tool', 'user', 'assistant']);
+      expect(toolTexts(history)).to.deep.equal(['acted']);
     });
 
     it("an 'ask' tool: the approval handler is asked with replay: true; approved, it runs again with the same key", async function () {

@@ -27,7 +27,10 @@ describe('kosong CLI: --session', function () {
     expect(first.code).to.equal(0);
     expect(first.stdout).not.to.include('resumed');
 
-    const saved = readJsonl(file);
+    const records = readJsonl(file);
+    // Each tool call's start and outcome are call-ledger records (roles starting with `_`, which other readers skip).
+    expect(records.filter((m) => m.role === '_call_started')).to.have.length(4);
+    const saved = records.filter((m) => !String(m.role).startsWith('_'));
     expect(saved.map((m) => m.role)).to.deep.equal(['user', 'assistant', 'tool', 'tool', 'tool', 'assistant', 'tool', 'assistant']);
     // The wire format of the Python kosong: snake_case keys, string content where it is plain text.
     expect(saved[0]).to.deep.equal({ role: 'user', content: 'Show me around' });
@@ -52,7 +55,7 @@ describe('kosong CLI: --session', function () {
 
     const after = readFileSync(file, 'utf8');
     expect(after.startsWith(before), 'the earlier lines are kept as they were').to.equal(true);
-    expect(readJsonl(file).slice(8)).to.deep.equal([
+    expect(readJsonl(file).slice(records.length)).to.deep.equal([
       { role: 'user', content: 'text: welcome back' },
       { role: 'assistant', content: 'welcome back' },
     ]);

@@ -31,6 +31,12 @@ export interface CallOutcomeRecord {
   readonly ran?: false;
 }
 
+/** Options of {@link CallLedger.recordStart}. */
+export interface RecordStartOptions {
+  /** `false`: the record need only survive the process, not a power cut (default `true`). */
+  readonly sync?: boolean;
+}
+
 /** A record of the call ledger. */
 export type CallRecord = CallStartRecord | CallOutcomeRecord;
 
@@ -69,12 +75,13 @@ export interface CallLedger {
   /** The step with recorded calls that is not in the history, if there is one. */
   readonly openStep: OpenStep | undefined;
   /**
-   * Records a call's start, durably.
+   * Records a call's start, durably: it resolves once the record would survive the process and,
+   * unless `options.sync` is `false` (a call safe to run again), a power cut (a sync to disk).
    *
    * @throws Error when the record does not follow the open step (another step is open, or the
    *   message does not continue its records), or the store refuses it.
    */
-  recordStart(record: CallStartRecord): Promise<void>;
+  recordStart(record: CallStartRecord, options?: RecordStartOptions): Promise<void>;
   /** Records a call's outcome (it may be written lazily: before the next append, in order). */
   recordOutcome(record: CallOutcomeRecord): Promise<void>;
 }
@@ -192,7 +199,7 @@ export function stepLedgerOf(ledger: CallLedger, key: string): StepLedger {
   let callsLength = open?.key === key ? (open.message.toolCalls?.length ?? 0) : 0;
   return {
     key,
-    callStarted(index, content, toolCalls) {
+    callStarted(index, content, toolCalls, sync) {
       const record: CallStartRecord = {
         type: 'start',
         key,
@@ -204,7 +211,7 @@ export function stepLedgerOf(ledger: CallLedger, key: string): StepLedger {
       };
       contentLength = Math.max(contentLength, content.length);
       callsLength = Math.max(callsLength, toolCalls.length);
-      return ledger.recordStart(record);
+      return sync === false ? ledger.recordStart(record, { sync: false }) : ledger.recordStart(record);
     },
     callSettled(index, result, ran) {
       const record: CallOutcomeRecord = ran === false ? { type: 'outcome', key, index, result, ran } : { type: 'outcome', key, index, result };

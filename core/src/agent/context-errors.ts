@@ -58,19 +58,37 @@ export class ContextCorruptedError extends Error {
  */
 export type ContextFileProblem = 'missing-directory' | 'not-a-file' | 'write-failed' | 'file-replaced' | 'file-changed' | 'locked' | 'no-access' | 'unsafe-file';
 
+/** The process holding a session's lock. */
+export interface SessionHolder {
+  readonly pid: number;
+  readonly host: string;
+  /** When it took the lock (an ISO time, as its lock file says). */
+  readonly since: string;
+}
+
+/** Options of a {@link ContextFileError}. */
+export interface ContextFileErrorOptions extends ErrorOptions {
+  /** With `locked`: who holds the session. */
+  readonly holder?: SessionHolder;
+}
+
 /**
  * A history file cannot be read or written safely. After a failed append the file is as it was
  * before that append (unless the message says otherwise), and the context has not changed either.
  */
 export class ContextFileError extends Error {
+  /** With `locked`: the process that holds the session, as its lock file names it (when it could be read). */
+  readonly holder?: SessionHolder;
+
   constructor(
     readonly path: string,
     readonly problem: ContextFileProblem,
     message: string,
-    options?: ErrorOptions,
+    options?: ContextFileErrorOptions,
   ) {
     super(`${path}: ${message}`, options);
     this.name = 'ContextFileError';
+    if (options?.holder !== undefined) this.holder = options.holder;
     markError(this, CONTEXT_FILE_ERROR);
   }
 

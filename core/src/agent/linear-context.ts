@@ -2,7 +2,7 @@ import { messageToJSON } from '../message/json.js';
 import type { Message } from '../message/message.js';
 import { AppendOnlyFile, type FileState } from './append-only-file.js';
 import { ApprovalPendingError } from './approval-errors.js';
-import { OpenStepState, type CallLedger, type CallOutcomeRecord, type CallStartRecord, type OpenStep } from './call-ledger.js';
+import { OpenStepState, type CallLedger, type CallOutcomeRecord, type CallStartRecord, type OpenStep, type RecordStartOptions } from './call-ledger.js';
 import type { AgentContext } from './context.js';
 import { callRecordToJSON } from './ledger-json.js';
 import { SessionLock } from './session-lock.js';
@@ -31,9 +31,18 @@ export interface LinearContextOptions {
   readonly lock?: boolean;
   /** How long the lock of a process on another host stays valid without its heartbeat (default 10 s). */
   readonly lockStaleMs?: number;
+  /**
+   * Sync each call's start record to disk before the call runs (default `true`). `false`: the record
+   * is only written — a crash of the process (SIGKILL, out of memory, a throw) cannot lose it, a
+   * power cut or a crash of the system can, and a call that started then may run again. It saves
+   * one sync to disk per call (about a millisecond on common disks).
+   */
+  readonly syncCallStarts?: boolean;
 }
 
-const OPTION_NAMES: ReadonlySet<string> = new Set(['lock', 'lockStaleMs']);
+const OPTION_NAMES: ReadonlySet<string> = new Set(['lock', 'lockStaleMs', 'syncCallStarts']);
+
+const RESOLVED: Promise<void> = Promise.resolve();
 
 /** A batch of lines written by one append (lines queued while the previous write runs join it). */
 interface Batch {
@@ -100,9 +109,12 @@ export class LinearContext implements AgentContext, CallLedger {
     return this.ledgerState.openStep;
   }
 
-  /** Records a call's start: one line, synced to disk (with any other start recorded meanwhile). */
-  recordStart(record: CallStartRecord): Promise<void> {
-    return this.record(record, true);
+  /**
+   * Records a call's start: one line, synced to disk (with any other start recorded meanwhile), or
+   * only written (`sync: false`: a process crash does not lose it, a power cut may).
+   */
+  recordStart(record: CallStartRecord, options: RecordStartOptions = {}): Promise<void> {
+    return this.record(record, options.sync !== false);
   }
 
   /** Records a call's outcome: one line, synced with the next synced write. */
@@ -113,7 +125,8 @@ export class LinearContext implements AgentContext, CallLedger {
   private record(record: CallStartRecord | CallOutcomeRecord, sync: boolean): Promise<void> {
     try {
       this.ledgerState.apply(record);
-      return this.write([JSON.stringify(callRecordToJSON(record, this.tokens))], sync);
+      if (this.path === undefined) return RESOLVED; // in memory: the state is the ledger
+      return this.write([JSON.stringify(callRecordToJSON(record, this.tokens))], sync && this.options.syncCallStarts !== false);
     } catch (error) {
       return Promise.reject(error);
     }

@@ -1,6 +1,7 @@
-import { constants } from 'node:fs';
+import { constants, readFileSync } from 'node:fs';
 import { mkdir, open, rmdir, stat, unlink, utimes } from 'node:fs/promises';
 import { hostname } from 'node:os';
+import { dirname } from 'node:path';
 import { randomUUID } from '../random-uuid.js';
 import { fileOpenError } from './append-only-file.js';
 import { ContextFileError } from './context-errors.js';
@@ -61,8 +62,11 @@ export class SessionLock {
       const seen = await readHolder(lockPath);
       if (seen === 'gone') continue;
       if (!isStale(seen, staleMs) || attempt >= 20) {
-        const who = seen.holder ? `process ${seen.holder.pid} on ${seen.holder.host} (since ${seen.holder.since})` : 'another process';
-        throw new ContextFileError(path, 'locked', `the session is in use by ${who}: one context writes a session at a time (lock file ${lockPath})`);
+        const { holder } = seen;
+        const who = holder ? `process ${holder.pid} on ${holder.host} (since ${holder.since})` : 'another process';
+        throw new ContextFileError(path, 'locked', `the session is in use by ${who}: one context writes a session at a time (lock file ${lockPath})`, {
+          ...(holder ? { holder: { pid: holder.pid, host: holder.host, since: holder.since } } : {}),
+        });
       }
       await takeOver(lockPath, seen, staleMs);
     }
@@ -94,7 +98,8 @@ async function create(lockPath: string, me: Holder): Promise<boolean> {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EEXIST') return false;
     if (code === 'ENOENT' || code === 'ENOTDIR') {
-      throw new ContextFileError(lockPath.slice(0, -'.lock'.length), 'missing-directory', 'its directory does not exist', { cause: error });
+      const path = lockPath.slice(0, -'.lock'.length);
+      throw new ContextFileError(path, 'missing-directory', `the directory ${dirname(path)} does not exist, so the file cannot be created`, { cause: error });
     }
     throw fileOpenError(lockPath.slice(0, -'.lock'.length), error);
   }
@@ -146,10 +151,25 @@ function isStale(seen: Seen, staleMs: number): boolean {
 function isRunning(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
+  return !isZombie(pid);
+}
+
+/**
+ * Whether the process has ended but was not reaped yet (a zombie: state `Z` in `/proc/<pid>/stat`,
+ * e.g. a SIGKILLed process whose parent has not waited for it). Where there is no `/proc`, `false`.
+ */
+function isZombie(pid: number): boolean {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+  } catch {
+    return false;
+  }
+  // "pid (comm) state …": comm may hold spaces and parentheses, so the state follows the last ')'.
+  return stat.charAt(stat.lastIndexOf(')') + 2) === 'Z';
 }
 
 /** Removes a stale lock file, provided it is still the one seen, under the takeover directory. */

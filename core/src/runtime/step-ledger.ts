@@ -7,7 +7,8 @@ import type { ToolResult } from '../tooling/tool-result.js';
  * before the toolset is called, its outcome when it settles. `Agent` makes one per step over its
  * context's call ledger; a bare `step()` has none.
  *
- * Calls whose tool's replay policy is `'safe'` are not recorded.
+ * Calls whose tool's replay policy is `'safe'` are recorded too (so that a redone step gives them the
+ * same idempotency key), without a sync to disk of their own.
  */
 export interface StepLedger {
   /**
@@ -17,10 +18,11 @@ export interface StepLedger {
   readonly key: string;
   /**
    * Records that call `index` is about to run, with the message so far: its content parts and the
-   * calls made so far (this one among them). Resolves once the record would survive the process;
-   * the toolset is called only then. A rejection: the call does not run (an error result saying so).
+   * calls made so far (this one among them). Resolves once the record would survive the process —
+   * and, unless `sync` is `false` (a call whose tool is `'safe'` to run again), a power cut too; the
+   * toolset is called only then. A rejection: the call does not run (an error result saying so).
    */
-  callStarted(index: number, content: readonly ContentPart[], toolCalls: readonly ToolCall[]): Promise<void>;
+  callStarted(index: number, content: readonly ContentPart[], toolCalls: readonly ToolCall[], sync?: boolean): Promise<void>;
   /**
    * Records the outcome of call `index`. Not called for a call that settles after the step was
    * cancelled (its outcome is "interrupted"). Must not throw; its durability may lag (a lost

@@ -224,18 +224,20 @@ export class ToolRuns {
   }
 
   /**
-   * Runs a call — once its start is recorded, when the step has a ledger and the call's tool is not
-   * `'safe'` to run again: a call whose start cannot be recorded does not run.
+   * Runs a call — once its start is recorded, when the step has a ledger: a call whose start cannot
+   * be recorded does not run.
    */
   private handle(index: number, call: ToolCall, context: ToolContext, startedAt: number): void {
     const ledger = this.settings.ledger;
-    if (ledger === undefined || replayPolicyOf(this.toolset, call) === 'safe') {
+    if (ledger === undefined) {
       this.run(index, call, context, startedAt);
       return;
     }
     let recording: Promise<void>;
     try {
-      recording = ledger.callStarted(index, this.settings.content?.() ?? NO_CONTENT, this.calls);
+      // A call safe to run again need not survive a power cut: its record is not synced on its own.
+      const sync = replayPolicyOf(this.toolset, call) !== 'safe';
+      recording = ledger.callStarted(index, this.settings.content?.() ?? NO_CONTENT, this.calls, sync);
     } catch (error) {
       recording = Promise.reject(error);
     }

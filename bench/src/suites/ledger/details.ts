@@ -1,5 +1,5 @@
 /**
- * What one turn of the `ledger` workload sends to Redis, command by command, with safe tools
+ * What one turn of the `ledger` workload sends to Redis, command by command, without the ledger
  * (`today`) and with recorded calls (`ledger`), and what it writes to a JSONL file: `node
  * bench/lib/suites/ledger/details.js` (after `npx tsc -b`). Not timed; it explains the suite's
  * round-trip and sync counts.

@@ -1,9 +1,10 @@
 /**
  * The `ledger` suite: what the durable call ledger costs an agent turn of two steps with two tool
- * calls, per kind of context — tools whose calls the ledger does not record (`'safe'`: the cost
- * without ledger records) against tools that declare no policy (`'never'`: a synced start record
- * before each call, an outcome record after). Each pair is compared within itself; Redis variants
- * also count their round trips.
+ * calls, per kind of context — steps that record nothing (`today`: the step function drops the
+ * ledger, as before it existed) against steps that record each call (`ledger`: a start record before
+ * each call, synced to disk in a file, an outcome record after). Files also have `written`: start
+ * records written but not synced (`syncCallStarts: false`). Each pair is compared within itself;
+ * Redis variants also count their round trips.
  *
  * @module
  */
@@ -33,16 +34,26 @@ function entries(): VariantEntry[] {
   return KINDS.flatMap(({ kind, description }) => [
     {
       name: `${kind}-today`,
-      description: `${description}; tools declare \`replayPolicy() { return 'safe' }\`: no ledger records; ${TURNS[kind]} turns per run`,
+      description: `${description}; the step function drops the ledger: nothing recorded, as before it existed; ${TURNS[kind]} turns per run`,
       baseline: `${kind}-today`,
       load: load(kind, 'today'),
     },
     {
       name: `${kind}-ledger`,
-      description: `the same, tools declare no policy (\`'never'\`): each call's start (synced) and outcome recorded; ${TURNS[kind]} turns per run`,
+      description: `the same with the ledger: each call's start (synced, in a file) and outcome recorded; ${TURNS[kind]} turns per run`,
       baseline: `${kind}-today`,
       load: load(kind, 'ledger'),
     },
+    ...(kind === 'file'
+      ? [
+          {
+            name: 'file-written',
+            description: 'the same with `LinearContext(path, { syncCallStarts: false })`: start records written, not synced (a process crash keeps them, a power cut may not)',
+            baseline: 'file-today',
+            load: load(kind, 'written'),
+          },
+        ]
+      : []),
   ]);
 }
 
@@ -52,9 +63,9 @@ export const ledgerSuite: Suite = {
   workload:
     'agent turns one after the other (`Agent.run`), each 2 steps from a scripted MockChatProvider: step 1 streams 5 text deltas and 2 tool calls ' +
     '(`lookup`, `save`, arguments in 3 fragments each), step 2 a 5-delta answer; the tools parse their arguments and resolve at once. ' +
-    'Each context kind is a pair: `today` (tools declare `replayPolicy` `safe`, so the ledger records nothing: the history appends only) against ' +
-    '`ledger` (no policy: a start record before each call, synced; an outcome record after, unsynced). ' +
-    'Redis variants count every command their client sends (round trips per turn) and, untimed, 10 turns with safe tools in the same process: ' +
+    'Each context kind is a pair: `today` (the step function drops the ledger, so nothing is recorded: the history appends only) against ' +
+    '`ledger` (a start record before each call, synced in a file; an outcome record after, unsynced); `file-written` writes the starts without a sync. ' +
+    'Redis variants count every command their client sends (round trips per turn) and, untimed, 10 turns without the ledger in the same process: ' +
     'extra round trips per call = (round trips per turn − the reference) / 2',
   baseline: 'file-today',
   variants: entries(),
@@ -68,7 +79,7 @@ export const ledgerSuite: Suite = {
     { key: 'writesPerTurn', label: 'file writes per turn', decimals: 1 },
     { key: 'roundTripsPerTurn', label: 'Redis round trips per turn', decimals: 1 },
     { key: 'commandsPerTurn', label: 'Redis commands per turn', decimals: 1 },
-    { key: 'extraRoundTripsPerCall', label: 'extra Redis round trips per call (vs safe tools)', decimals: 2 },
+    { key: 'extraRoundTripsPerCall', label: 'extra Redis round trips per call (vs no ledger)', decimals: 2 },
     { key: 'redisLedger', label: 'RedisContext has a ledger (1/0)', decimals: 0 },
   ],
   targets: [

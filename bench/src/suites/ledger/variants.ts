@@ -1,13 +1,13 @@
 /**
  * Variants of the `ledger` suite: the workload's turns on an in-memory `LinearContext`, on a
  * `LinearContext` with a JSONL file, and on a `RedisContext` (Redis without persistence, and with
- * AOF `appendfsync always`), each with tools that are safe to run again (`today`: the ledger records
- * nothing) and with tools that declare no policy (`ledger`: each call's start and outcome are
- * recorded). Setup (temporary directory, redis-server, connection, the session's lock) is untimed.
+ * AOF `appendfsync always`), each with steps that record nothing (`today`: the step function drops
+ * the ledger) and with the ledger (`ledger`: each call's start and outcome are recorded; `written`:
+ * a file's start records are not synced). Setup (temporary directory, redis-server, connection, the session's lock) is untimed.
  *
  * @module
  */
-import { LinearContext, type Agent, type AgentContext, type AgentTurnResult } from '@kosong/core';
+import { LinearContext, type Agent, type AgentContext, type AgentTurnResult, type LinearContextOptions } from '@kosong/core';
 import { RedisContext } from '@kosong/bullmq';
 import { RedisServer } from '@kosong/bullmq/testing';
 import { Redis } from 'ioredis';
@@ -19,7 +19,7 @@ import { TURNS } from './turns.js';
 import { countFileWrites, countRedisCommands, counts, snapshot } from './counters.js';
 import { agentMaker, benchAgent, CALLS_PER_TURN, checkHistory, checkTurn, INPUT, MESSAGES_PER_TURN, type LedgerMode, type ToolTally } from './workload.js';
 
-/** Turns of the untimed reference (safe tools) each Redis variant measures its round trips against. */
+/** Turns of the untimed reference (no ledger) each Redis variant measures its round trips against. */
 const REFERENCE_TURNS = 10;
 
 /** What a timed run did. */
@@ -48,14 +48,14 @@ interface Records {
 class CountingLinearContext extends LinearContext {
   readonly #records: Records;
 
-  constructor(records: Records, path?: string) {
-    super(path);
+  constructor(records: Records, path?: string, options?: LinearContextOptions) {
+    super(path, options);
     this.#records = records;
   }
 
-  override recordStart(record: Parameters<LinearContext['recordStart']>[0]): Promise<void> {
+  override recordStart(...args: Parameters<LinearContext['recordStart']>): Promise<void> {
     this.#records.starts++;
-    return super.recordStart(record);
+    return super.recordStart(...args);
   }
 
   override recordOutcome(record: Parameters<LinearContext['recordOutcome']>[0]): Promise<void> {
@@ -94,7 +94,7 @@ function checkRun(label: string, mode: LedgerMode, turns: number, output: Output
   if (output.executed !== turns * CALLS_PER_TURN) throw new Error(`${label}: ${output.executed} tool calls ran, expected ${turns * CALLS_PER_TURN}`);
   if (output.withoutKey !== 0) throw new Error(`${label}: ${output.withoutKey} calls had no idempotency key`);
   if (!countsRecords) return;
-  const expected = mode === 'ledger' ? turns * CALLS_PER_TURN : 0;
+  const expected = mode === 'today' ? 0 : turns * CALLS_PER_TURN;
   if (output.starts !== expected || output.outcomes !== expected) {
     throw new Error(`${label}: the context was handed ${output.starts} start and ${output.outcomes} outcome records, expected ${expected} of each`);
   }
@@ -134,7 +134,7 @@ export function prepareFile(mode: LedgerMode): () => Promise<PreparedVariant<Out
     await countFileWrites(dir);
     const path = join(dir, 'session.jsonl');
     const records: Records = { starts: 0, outcomes: 0 };
-    const context = new CountingLinearContext(records, path);
+    const context = new CountingLinearContext(records, path, mode === 'written' ? { syncCallStarts: false } : {});
     await context.restore(); // takes the session's lock
     const tally: ToolTally = { executed: 0, withoutKey: 0 };
     const agent = benchAgent(context, mode, tally);
@@ -155,7 +155,7 @@ export function prepareFile(mode: LedgerMode): () => Promise<PreparedVariant<Out
         const messages = roles.filter((role) => !role.startsWith('_')).length;
         const started = roles.filter((role) => role === '_call_started').length;
         const settled = roles.filter((role) => role === '_call_settled').length;
-        const records = mode === 'ledger' ? output.turnsSoFar * CALLS_PER_TURN : 0;
+        const records = mode === 'today' ? 0 : output.turnsSoFar * CALLS_PER_TURN;
         if (messages !== output.turnsSoFar * MESSAGES_PER_TURN || started !== records || settled !== records) {
           throw new Error(`${label}: the file has ${messages} messages, ${started} start and ${settled} outcome records after ${output.turnsSoFar} turns, expected ${output.turnsSoFar * MESSAGES_PER_TURN} and ${records} of each`);
         }
@@ -176,7 +176,7 @@ function hasLedger(context: AgentContext): boolean {
 /**
  * One session in Redis, every turn appended to it, on a `redis-server` of its own (no persistence,
  * or AOF with `appendfsync always` when `aof`). Before the runs, untimed, {@link REFERENCE_TURNS}
- * turns with safe tools on another session give the round trips of a turn without ledger records,
+ * turns without the ledger on another session give the round trips of a turn without ledger records,
  * which the `extraRoundTripsPerCall` metric is measured against (in this same process).
  */
 export function prepareRedis(mode: LedgerMode, aof: boolean): () => Promise<PreparedVariant<Output>> {

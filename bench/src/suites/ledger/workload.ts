@@ -1,9 +1,9 @@
 /**
  * The workload of the `ledger` suite: one agent turn of two steps — step 1 streams a few text deltas
  * and two tool calls (`lookup` and `save`, arguments in 3 fragments each), step 2 a text answer —
- * run by an `Agent` on some context, with a toolset whose tools are safe to run again (`'safe'`:
- * the ledger records nothing of their calls) or declare no policy (`'never'`: each call's start and
- * outcome are recorded).
+ * run by an `Agent` on some context whose steps record nothing (`today`: the step function drops the
+ * ledger, as steps ran before it existed) or record each call's start and outcome (`ledger`, and
+ * `written`: a file context that writes the start records without a sync of their own).
  *
  * @module
  */
@@ -26,8 +26,8 @@ import {
 } from '@kosong/core';
 import { MockChatProvider } from '@kosong/provider-echo';
 
-/** What the variants compare: the tools declare `'safe'` (nothing recorded) or no policy (`'never'`: recorded). */
-export type LedgerMode = 'today' | 'ledger';
+/** What the variants compare: steps without the ledger (`today`), with it (`ledger`), with start records written but not synced (`written`, files only). */
+export type LedgerMode = 'today' | 'ledger' | 'written';
 
 /** Tool calls per turn (all in step 1). */
 export const CALLS_PER_TURN = 2;
@@ -87,11 +87,8 @@ export interface ToolTally {
   withoutKey: number;
 }
 
-/**
- * The two tools. `today`: the toolset declares `replayPolicy() { return 'safe' }` for both (their
- * calls are not recorded); `ledger`: no policy (the default, `'never'`: every call is recorded).
- */
-export function benchToolset(mode: LedgerMode, tally: ToolTally): Toolset {
+/** The two tools; they declare no replay policy (the default, `'never'`: a call's start is synced before it runs). */
+export function benchToolset(tally: ToolTally): Toolset {
   const toolset: Toolset = {
     tools: TOOL_NAMES.map((name) => ({
       name,
@@ -107,14 +104,16 @@ export function benchToolset(mode: LedgerMode, tally: ToolTally): Toolset {
       return { toolCallId: call.id, returnValue };
     },
   };
-  return mode === 'today' ? { ...toolset, replayPolicy: () => 'safe' } : toolset;
+  return toolset;
 }
 
 /** Makes agents on any context, all with one scripted model and one toolset of `mode`. */
 export function agentMaker(mode: LedgerMode, tally: ToolTally): (context: AgentContext) => Agent {
   const provider = scriptedModel();
-  const toolset = benchToolset(mode, tally);
-  return (context) => new Agent({ systemPrompt: 'You are a benchmark.', context, step: (options) => step({ ...options, provider, toolset }) });
+  const toolset = benchToolset(tally);
+  if (mode !== 'today') return (context) => new Agent({ systemPrompt: 'You are a benchmark.', context, step: (options) => step({ ...options, provider, toolset }) });
+  // Steps as they ran before the ledger: the step function does not pass it on, so nothing is recorded.
+  return (context) => new Agent({ systemPrompt: 'You are a benchmark.', context, step: ({ ledger: _dropped, ...options }) => step({ ...options, provider, toolset }) });
 }
 
 /** An agent on `context` with the scripted model and the toolset of `mode`. */
