@@ -16,6 +16,7 @@ function reconnectDelayMs(times: number): number {
  * How many reconnection attempts span `windowMs`: ioredis fails the commands it holds after that
  * many attempts (its `maxRetriesPerRequest`), counted from the moment the connection was lost.
  */
+/** @internal */
 export function attemptsWithin(windowMs: number): number {
   let attempts = 0;
   for (let waited = 0; waited < windowMs; waited += reconnectDelayMs(attempts)) attempts++;

@@ -3,21 +3,22 @@
  *
  * - {@link RemoteToolset} / {@link ToolWorker}: tool calls run as jobs on worker processes that serve
  *   any local toolset; aborts cross machines, results keep call order, a lost worker is an error result;
- * - {@link RedisContext}: a session's history in Redis, appended a whole step at a time, fenced;
+ * - {@link RedisContext}: a session's history in Redis, appended a whole step at a time, fenced, with
+ *   its durable call ledger (a call's start recorded before it runs) and a claim across processes;
  * - {@link TurnQueue} / {@link AgentWorker}: agent turns as jobs, one per session at a time, events on
  *   a Redis stream, cancellation, recovery after a worker dies;
  * - {@link bullmqPlugin}: remote toolsets for a kernel's tenants.
  *
  * @packageDocumentation
  */
-export type { RedisConnection } from './connection.js';
+export { DEFAULT_RECONNECT_WINDOW_MS, isRedisUnavailable, type RedisConnection } from './connection.js';
 export { DEFAULT_PREFIX, toolQueueName } from './keys.js';
 export { FencedError, RedisUnavailableError, TurnCancelledError, TurnFailedError } from './errors.js';
-export { toolJobId, toolWorkerLost, type ToolJobData } from './tool-job.js';
+export { callJobId, toolJobId, toolWorkerLost, type ToolJobData, type ToolJobOutcome } from './tool-job.js';
 export { ToolWorker, type ToolWorkerCloseOptions, type ToolWorkerOptions } from './tool-worker.js';
 export { RemoteToolset, type RemoteToolsetOptions } from './remote-toolset.js';
 export { RedisContext, type RedisContextOptions, type RedisContextTurn } from './redis-context.js';
-export { SessionLease } from './session-lease.js';
+export { SessionLease, type SessionSnapshot } from './session-lease.js';
 export { SessionKeys } from './keys.js';
 export { AgentWorker, type AgentWorkerOptions } from './agent-worker.js';
 export { TurnQueue, TurnHandle, TURN_TTL_SECONDS, type TurnOptions, type TurnQueueOptions, type TurnSubmission } from './turn-queue.js';

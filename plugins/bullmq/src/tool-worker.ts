@@ -99,7 +99,9 @@ interface RunningCall {
  * run with an abort signal that fires when the caller aborts the step (on whichever worker runs it).
  *
  * A call whose worker was lost (killed mid-call) is not run again unless its tool is listed in
- * `retryOnWorkerLoss`: the caller gets the error result "the tool worker was lost".
+ * `retryOnWorkerLoss` or its replay policy is `'safe'`: the caller gets the error result "the tool
+ * worker was lost". The tools' replay policies are published with the tool list (`replay`), and each
+ * call's `idempotencyKey` is handed on to the tool.
  */
 export class ToolWorker {
   readonly queueName: string;

@@ -60,12 +60,14 @@ describe('concurrent resumes of one pending step (real Redis)', function () {
 
   /** Checks a pair: one resume won, the other was refused before running anything; the tool ran as the winner decided; the session loads. */
   async function checkPair(session: string, decisions: readonly Decision[], outcomes: readonly Outcome[]): Promise<void> {
+    const runs = markerCounts(file).get(`${session}-1`) ?? 0;
+    expect(runs, `${session}: runs of the tool ${JSON.stringify(outcomes)}`).to.be.at.most(1);
     const won = outcomes.flatMap((o, i) => ('stopReason' in o ? [i] : []));
     expect(won, `${session}: one resume wins ${JSON.stringify(outcomes)}`).to.have.length(1);
     const lost = outcomes.filter((o) => 'error' in o);
     expect(lost.map((o) => 'error' in o && o.error), `${session}: the other is refused`).to.deep.equal(['ResumeConflictError']);
     const winner = decisions[won[0]!]!;
-    expect(markerCounts(file).get(`${session}-1`) ?? 0, `${session}: runs of the tool (winner: ${winner})`).to.equal(winner === 'approve' ? 1 : 0);
+    expect(runs, `${session}: runs of the tool (winner: ${winner})`).to.equal(winner === 'approve' ? 1 : 0);
     const check = context(session);
     await check.restore();
     await check.close();
