@@ -40,8 +40,10 @@ export interface ChatCompletionsStreamOptions {
  * It throws the caller's abort reason when the signal aborts, an {@link APITimeoutError} when the
  * server stays silent for the idle timeout, an {@link APIConnectionError} when the connection breaks
  * or the response ends without a `finish_reason` (its endpoint's end marker), and a {@link ChatProviderError} for malformed data,
- * an `error` chunk, or a body with no event at all that was not declared an event stream. Stopping
- * the iteration early cancels the HTTP request.
+ * an `error` chunk (an `APIStatusError` when its code stands for a status), or a body with no event
+ * at all that was not declared an event stream. Stopping the iteration early cancels the HTTP
+ * request. Nothing is read after `data: [DONE]` or a complete response (`response.completed`): the
+ * request is closed there, even if the server would keep the connection open.
  */
 export class ChatCompletionsStream implements StreamedMessage {
   readonly traceId: string | undefined;
@@ -77,10 +79,13 @@ export class ChatCompletionsStream implements StreamedMessage {
     this.#iterated = true;
     const { converter, signal, headers } = this.#options;
     const out: StreamedMessagePart[] = [];
-    const decoder = new ChunkEventDecoder((chunk) => converter.push(chunk, out), headers);
+    converter.begin?.(headers);
+    const decoder = new ChunkEventDecoder((chunk) => converter.push(chunk, out));
     const reader = this.#body.getReader();
     const timer = new IdleTimer(this.#options.idleTimeoutMs, () => this.#options.abortRequest(this.#timeout()));
     let finished = false;
+    /** Whether the iteration stopped before the end of the body (at `[DONE]`, or a complete response). */
+    let stopped = false;
     try {
       for (;;) {
         if (signal?.aborted) throw signal.reason;
@@ -107,6 +112,10 @@ export class ChatCompletionsStream implements StreamedMessage {
         }
         out.length = 0;
         if (failure !== undefined) throw failure;
+        if (decoder.done || converter.complete === true) {
+          stopped = true;
+          break;
+        }
       }
       if (signal?.aborted) throw signal.reason;
       if (timer.fired) throw this.#timeout();
@@ -116,8 +125,9 @@ export class ChatCompletionsStream implements StreamedMessage {
       for (const part of out) yield part;
     } finally {
       timer.stop();
-      if (!finished) {
-        this.#options.abortRequest(new ChatProviderError('The stream was not read to its end'));
+      // nothing after the end of the stream is read: the request is closed (a no-op when the body has ended)
+      if (!finished || stopped) {
+        this.#options.abortRequest(new ChatProviderError(finished ? 'The stream was complete' : 'The stream was not read to its end'));
         reader.cancel().catch(() => undefined);
       }
     }

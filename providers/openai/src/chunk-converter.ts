@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { ChatProviderError, textPart, thinkPart, type FinishReason, type StreamedMessagePart, type TokenUsage } from '@kosong/core';
 
 import { normalizeFinishReason } from './finish-reason.js';
+import { streamError, type ResponseIds } from './stream-error.js';
 import { StreamAssembler } from './stream-assembler.js';
 import { usageFromChunk } from './usage.js';
 
@@ -23,7 +24,11 @@ type JsonRecord = Record<string, unknown>;
  * finish reason. Only the first choice (`index` 0) is read.
  *
  * Per chunk: reasoning → think part; `content` (and a `refusal`) → text part; `tool_calls` deltas →
- * tool calls and argument fragments, keyed by `index` ({@link StreamAssembler}).
+ * tool calls and argument fragments, keyed by `index` ({@link StreamAssembler}). A chunk with an
+ * `error` (a server or gateway that reports a failure after HTTP 200, a bad key or a rate limit as
+ * well) is thrown as the error its code or type stands for: an `APIStatusError` with that status
+ * (`invalid_api_key` → 401, `rate_limit_exceeded` → 429, a numeric `code` as it is, …), else an
+ * `OpenAIStreamError` naming the code.
  */
 export class ChunkConverter {
   /** The message id (the last non-empty chunk `id`). */
@@ -33,18 +38,26 @@ export class ChunkConverter {
   /** The finish reason of the first choice, once sent. */
   finishReason: FinishReason | undefined;
   readonly #assembler: StreamAssembler;
+  #ids: ResponseIds = {};
 
   constructor(private readonly options: ChunkConverterOptions) {
     this.#assembler = new StreamAssembler(options.generateId ?? randomUUID);
   }
 
+  /** Takes the response headers (before the first chunk): their request and trace ids go into the errors of the stream. */
+  begin(headers: Headers): void {
+    this.#ids = { requestId: headers.get('x-request-id') ?? undefined, traceId: headers.get('x-trace-id') ?? undefined };
+  }
+
   /**
    * Reads one chunk; writes the parts it releases to `out`.
    *
-   * @throws {ChatProviderError} if the chunk is not an object, or its tool-call deltas make no sense.
+   * @throws {ChatProviderError} (or a subclass) for a chunk with an `error`, a chunk that is not an
+   * object, or tool-call deltas that make no sense.
    */
   push(chunk: unknown, out: StreamedMessagePart[]): void {
     if (!isRecord(chunk)) throw new ChatProviderError(`The server sent a stream chunk that is not a JSON object: ${preview(chunk)}`);
+    if (chunk['error'] !== undefined && chunk['error'] !== null && chunk['error'] !== false) throw streamError('Chat Completions stream', 'an error', chunk['error'], this.#ids);
     if (typeof chunk['id'] === 'string' && chunk['id'] !== '') this.id = chunk['id'];
     const usage = usageFromChunk(chunk);
     if (usage !== undefined) this.usage = usage;

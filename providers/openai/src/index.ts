@@ -28,6 +28,7 @@ export { ChatCompletionsStream } from './chat-completions-stream.js';
 export type { ChatCompletionsGenerationOptions, GenerationOptions, MaxOutputTokensField } from './generation-options.js';
 export { ensurePropertyTypes } from './ensure-property-types.js';
 export { convertError, type ErrorConversionContext } from './convert-error.js';
+export { OpenAIStreamError } from './stream-error.js';
 export { thinkingEffortToReasoningEffort, reasoningEffortToThinkingEffort, type ReasoningEffort } from './reasoning-effort.js';
 export { toolToOpenAI, toolToKimi, type FunctionToolDefinition, type BuiltinToolDefinition } from './request-tools.js';
 export { openAIPlugin, DEFAULT_OPENAI_MODEL, type OpenAIPluginOptions } from './openai-plugin.js';

@@ -12,7 +12,7 @@ import {
 } from '@kosong/core';
 
 import { OutputItemSequencer, type OutputItemKey } from './responses-output-sequencer.js';
-import { responsesStreamError } from './responses-stream-error.js';
+import { streamError, type ResponseIds } from './stream-error.js';
 import { usageFromResponse } from './responses-usage.js';
 
 type JsonRecord = Record<string, unknown>;
@@ -36,7 +36,10 @@ export interface ResponsesEventConverterOptions {
  *   `encrypted_content`, which closes the item's think part so it goes back as it came;
  * - `response.completed` → usage and finish reason (`tool_calls` when the response called a
  *   function, else `stop`); `response.incomplete` → usage and `length` (`max_output_tokens`),
- *   `content_filter`, or `other`; `response.failed` and `error` → thrown errors.
+ *   `content_filter`, or `other`; `response.failed` and `error` (its error nested under `error` as
+ *   the API sends it, or flat on the event as its reference shows it; also a bare `{error}` object
+ *   from a gateway) → thrown errors: an `APIStatusError` when the code stands for a status
+ *   (`rate_limit_exceeded` → 429, `server_error` → 500, …), else an `OpenAIStreamError` naming it.
  *
  * The message id is the response's id (`response.created`), not an item's. Parts of different
  * output items never interleave ({@link OutputItemSequencer}). An item whose content came only with
@@ -57,9 +60,20 @@ export class ResponsesEventConverter {
   readonly #argumentsSeen = new Set<OutputItemKey>();
   readonly #generateId: () => string;
   #calledFunction = false;
+  #ids: ResponseIds = {};
 
   constructor(options: ResponsesEventConverterOptions = {}) {
     this.#generateId = options.generateId ?? randomUUID;
+  }
+
+  /** Whether the response ended (`response.completed`, `response.incomplete`): what comes after is not read. */
+  get complete(): boolean {
+    return this.finishReason !== undefined;
+  }
+
+  /** Takes the response headers (before the first event): their request and trace ids go into the errors of the stream. */
+  begin(headers: Headers): void {
+    this.#ids = { requestId: headers.get('x-request-id') ?? undefined, traceId: headers.get('x-trace-id') ?? undefined };
   }
 
   /**
@@ -111,13 +125,22 @@ export class ResponsesEventConverter {
       case 'response.failed': {
         const response = isRecord(event['response']) ? event['response'] : {};
         const error = isRecord(response['error']) ? response['error'] : {};
-        throw responsesStreamError('response.failed', error['code'], error['message'] ?? `the response failed (status ${preview(response['status'])})`);
+        const message = error['message'] ?? `the response failed (status ${preview(response['status'])})`;
+        throw streamError('Responses stream', 'response.failed', { code: error['code'], message }, this.#ids);
       }
       case 'error':
-        throw responsesStreamError('error', event['code'], event['message']);
+        throw this.#errorEvent(event);
       default:
+        // a gateway's bare `{"error": {…}}`, as Chat Completions sends it
+        if (event['type'] === undefined && event['error'] !== undefined && event['error'] !== null) throw this.#errorEvent(event);
         return; // content part and `.done` events repeat what the deltas said; other types are not ours
     }
+  }
+
+  /** The error of an `error` event: nested (`{type: 'error', error: {type, code, message, param}}`) or flat (`{type: 'error', code, message}`). */
+  #errorEvent(event: JsonRecord): ChatProviderError {
+    const nested = event['error'];
+    return streamError('Responses stream', 'error', nested !== undefined && nested !== null ? nested : { code: event['code'], message: event['message'] }, this.#ids);
   }
 
   /**

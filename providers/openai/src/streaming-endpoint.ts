@@ -33,6 +33,13 @@ export interface StreamConverter {
   readonly usage: TokenUsage | undefined;
   /** Why the response ended; `undefined` until it did (a stream that ends without one was cut). */
   readonly finishReason: FinishReason | undefined;
+  /**
+   * Whether the response is complete with nothing more to come (Responses: `response.completed`):
+   * the stream then reads no further. Left out, the stream reads to `data: [DONE]` or the end of the body.
+   */
+  readonly complete?: boolean;
+  /** Takes the response headers, once, before the first event (e.g. for the request id of an error event). */
+  begin?(headers: Headers): void;
   /** Reads one event (a parsed `data` object); writes the parts it releases to `out`. */
   push(event: unknown, out: StreamedMessagePart[]): void;
   /** The stream ended: writes what was held back to `out`. */

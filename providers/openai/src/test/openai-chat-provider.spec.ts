@@ -237,12 +237,13 @@ describe('OpenAIChatProvider over HTTP', () => {
       expect((error as Error).message).to.match(/not a JSON object: \[1,2\]/);
     });
 
-    it('an error event in the stream: a ChatProviderError with its message', async () => {
+    it('an error event in the stream: the error its type stands for (server_error: a retryable 500), with its message', async () => {
       ctx.server.reply({ type: 'stream', chunks: [completionChunk({ delta: { content: 'a' } }), { error: { message: 'The engine is overloaded', type: 'server_error' } }] });
       const { parts, error } = await drain(await provider().generate('', [], [user('hi')]));
       expect(parts).to.have.length(1);
-      expect((error as Error).constructor).to.equal(ChatProviderError);
-      expect((error as Error).message).to.equal('Error: The engine is overloaded');
+      expect(error).to.include({ statusCode: 500 });
+      expect(isRetryableError(error)).to.equal(true);
+      expect((error as Error).message).to.equal('The Chat Completions stream sent an error (server_error): The engine is overloaded');
     });
 
     it('a disconnect mid-stream: APIConnectionError after the parts that arrived', async () => {

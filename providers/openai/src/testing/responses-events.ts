@@ -126,8 +126,13 @@ export function responseFailedEvent(code: string, message: string, id = 'resp_te
   return { type: 'response.failed', sequence_number: 99, response: { ...responseObject({ id, status: 'failed' }), error: { code, message } } };
 }
 
-/** An `error` event, as the API sends one mid-stream. */
-export function errorEvent(code: string | null, message: string): object {
+/**
+ * An `error` event, as the API sends one mid-stream: `flat` as the API reference shows it (`code`
+ * and `message` on the event), `nested` as the API sends it (`{type: 'error', error: {type, code,
+ * message, param}}`).
+ */
+export function errorEvent(code: string | null, message: string, form: 'flat' | 'nested' = 'flat'): object {
+  if (form === 'nested') return { type: 'error', sequence_number: 99, error: { type: code ?? 'error', code, message, param: null } };
   return { type: 'error', sequence_number: 99, code, message, param: null };
 }
 
