@@ -12,6 +12,7 @@ import {
 } from '@kosong/core';
 import { createParser, type EventSourceMessage, type ParseError } from 'eventsource-parser';
 
+import { dropRest } from './body-rest.js';
 import { convertError, streamErrorEvent } from './convert-error.js';
 import { EventConverter } from './event-converter.js';
 import { feedEveryLineEnd } from './sse-line-ends.js';
@@ -39,8 +40,10 @@ export interface MessagesStreamOptions {
  * body is read and parsed here (`eventsource-parser`, then `JSON.parse` per event), which costs
  * about half of what the SDK's own stream does. It can be iterated once.
  *
- * The message ends at `message_stop`: nothing after it is read (a second message in the same body
- * is not merged into the first, a stray `data: [DONE]` does not fail it), and the request is closed.
+ * The message ends at `message_stop`: nothing after it is parsed (a second message in the same body
+ * is not merged into the first, a stray `data: [DONE]` does not fail it) and the stream is over at
+ * once; the rest of the body is dropped in the background, and the request closed if it goes on
+ * (`dropRest`: a body that ends right after keeps its connection for the next request).
  * A `data: [DONE]` before `message_stop` ends the stream there, incomplete. Every SSE line end (CR,
  * LF, CRLF) is read as soon as it arrives. A refusal (finish reason `content_filter`) that came with
  * no content gives one empty text part: an empty answer, not an empty response to retry.
@@ -148,9 +151,13 @@ export class MessagesStream implements StreamedMessage {
       if (yielded === 0 && converter.finishReason === 'content_filter') yield textPart('');
     } finally {
       idle.stop();
-      // Once the message is complete nothing more is read: the request is closed (a no-op when the body has ended).
-      if (!finished || ended) this.#options.abortRequest(new ChatProviderError(finished ? 'The message was complete' : 'The stream was not read to its end'));
-      reader.releaseLock();
+      if (finished && ended) {
+        // Nothing after message_stop is parsed: the rest of the body is dropped in the background, and the request closed if it goes on.
+        dropRest(reader, () => this.#options.abortRequest(new ChatProviderError('The message was complete')));
+      } else {
+        if (!finished) this.#options.abortRequest(new ChatProviderError('The stream was not read to its end'));
+        reader.releaseLock();
+      }
       this.#options.release();
     }
   }

@@ -10,6 +10,7 @@ import {
 } from '@kosong/core';
 import { createParser, type EventSourceParser } from 'eventsource-parser';
 
+import { dropRest } from './body-rest.js';
 import { convertError } from './convert-error.js';
 import { redact } from './redact.js';
 import { snippet, type ResponseConverter } from './response-converter.js';
@@ -46,7 +47,8 @@ export interface GeminiStreamOptions {
  *
  * Every SSE line end (CR, LF, CRLF) is read as soon as it arrives. A `data: [DONE]` (which Gemini
  * never sends, but OpenAI-style gateways in front of it do) ends the stream: nothing after it is
- * read, and the response is complete if a `finishReason` came before it.
+ * parsed (the rest of the body is dropped in the background, `dropRest`), and the response is
+ * complete if a `finishReason` came before it.
  */
 export class GeminiStream implements StreamedMessage {
   /** The `x-trace-id` response header, if the server sent one. */
@@ -136,7 +138,7 @@ export class GeminiStream implements StreamedMessage {
         if (failure !== undefined) throw failure.error;
         if (done) break;
       }
-      finished = !done; // the rest of a body after [DONE] is not read: cancelled below
+      finished = true;
       // The body can end quietly when the request was aborted: tell why it ended.
       if (signal?.aborted) throw signal.reason;
       if (timer.fired) throw this.#timeout();
@@ -148,8 +150,13 @@ export class GeminiStream implements StreamedMessage {
       throw convertError(error, secrets);
     } finally {
       timer.stop();
-      if (!finished) await reader?.cancel().catch(() => undefined);
-      this.options.release();
+      if (finished && done && reader !== undefined) {
+        // nothing after [DONE] is parsed: the rest of the body is dropped in the background, the request closed if it goes on
+        dropRest(reader, this.options.release);
+      } else {
+        if (!finished) await reader?.cancel().catch(() => undefined);
+        this.options.release();
+      }
     }
   }
 

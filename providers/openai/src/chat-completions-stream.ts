@@ -9,6 +9,7 @@ import {
   type TokenUsage,
 } from '@kosong/core';
 
+import { dropRest } from './body-rest.js';
 import { ChunkEventDecoder } from './chunk-event-decoder.js';
 import { convertError } from './convert-error.js';
 import { CHAT_COMPLETIONS_ENDPOINT, type StreamConverter, type StreamingEndpoint } from './streaming-endpoint.js';
@@ -42,8 +43,9 @@ export interface ChatCompletionsStreamOptions {
  * or the response ends without a `finish_reason` (its endpoint's end marker), and a {@link ChatProviderError} for malformed data,
  * an `error` chunk (an `APIStatusError` when its code stands for a status), or a body with no event
  * at all that was not declared an event stream. Stopping the iteration early cancels the HTTP
- * request. Nothing is read after `data: [DONE]` or a complete response (`response.completed`): the
- * request is closed there, even if the server would keep the connection open.
+ * request. Nothing is parsed after `data: [DONE]` or a complete response (`response.completed`): the
+ * stream is over there, even if the server keeps the connection open; the rest of the body is dropped
+ * in the background and the request closed if it goes on (`dropRest`).
  */
 export class ChatCompletionsStream implements StreamedMessage {
   readonly traceId: string | undefined;
@@ -125,9 +127,11 @@ export class ChatCompletionsStream implements StreamedMessage {
       for (const part of out) yield part;
     } finally {
       timer.stop();
-      // nothing after the end of the stream is read: the request is closed (a no-op when the body has ended)
-      if (!finished || stopped) {
-        this.#options.abortRequest(new ChatProviderError(finished ? 'The stream was complete' : 'The stream was not read to its end'));
+      if (finished && stopped) {
+        // nothing after the end of the stream is parsed: the rest of the body is dropped in the background, the request closed if it goes on
+        dropRest(reader, () => this.#options.abortRequest(new ChatProviderError('The stream was complete')));
+      } else if (!finished) {
+        this.#options.abortRequest(new ChatProviderError('The stream was not read to its end'));
         reader.cancel().catch(() => undefined);
       }
     }

@@ -1,12 +1,15 @@
 import { Agent, APIConnectionError, emptyToolset, generate, step, textPart, thinkPart, toolCall, toolCallPart, type AgentEvent } from '@kosong/core';
 import { expect } from 'chai';
 
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
 import { createParser } from 'eventsource-parser';
 
-import { REDACTED_THINKING_PREFIX } from '../index.js';
+import { AnthropicChatProvider, REDACTED_THINKING_PREFIX } from '../index.js';
 import { feedEveryLineEnd } from '../sse-line-ends.js';
 import { blockEvents, encodeEvent, messageDelta, messageStart, messageStop, textReply, type SseEvent } from '../testing/index.js';
-import { collect, providerFor, streamFailure, user, useServer } from './support.js';
+import { collect, providerFor, streamFailure, TEST_KEY, user, useServer } from './support.js';
 
 /** The events of a reply as one body, with every line end written as `lineEnd`. */
 function wire(events: readonly (SseEvent | string)[], lineEnd: string): string {
@@ -63,6 +66,29 @@ describe('AnthropicChatProvider: where a stream ends, and its line ends', () => 
       expect(streamed).to.include({ id: 'msg_A', finishReason: 'stop' });
       const result = await generate({ provider: providerFor(ctx.server), systemPrompt: '', history: [user('go')] });
       expect(result.message.content).to.deep.equal([textPart('Hello from the test server.')]);
+    });
+
+    it('the connection is used again when the response ends right after message_stop (its end arriving a little later)', async () => {
+      const body = wire(textReply(['Hi']).events, '\n');
+      let connections = 0;
+      const server = createServer((request, response) => {
+        request.resume();
+        request.once('end', () => {
+          response.writeHead(200, { 'content-type': 'text/event-stream' });
+          response.write(body);
+          setTimeout(() => response.end(), 5);
+        });
+      });
+      server.on('connection', () => connections++);
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      try {
+        const provider = new AnthropicChatProvider({ baseURL: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, apiKey: TEST_KEY, model: 'claude-sonnet-4-6' });
+        for (let i = 0; i < 10; i++) expect((await generate({ provider, systemPrompt: '', history: [user('go')] })).message.content).to.deep.equal([textPart('Hi')]);
+        expect(connections, 'connections for 10 requests').to.be.at.most(4);
+      } finally {
+        server.closeAllConnections();
+        await new Promise((resolve) => server.close(resolve));
+      }
     });
 
     it('a stray `data: [DONE]` after message_stop (an OpenAI-style gateway) does not fail the response', async () => {
