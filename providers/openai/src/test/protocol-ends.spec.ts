@@ -1,4 +1,5 @@
-import type { ServerResponse } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 
 import { generate, textPart } from '@kosong/core';
 import { writeChunk } from '@kosong/core/testing';
@@ -65,6 +66,29 @@ describe('Where a stream ends, and its line ends (OpenAI family)', () => {
         expect(await closedWithin(ctx.server.lastRequest.closed), 'the provider closes the request it no longer reads').to.equal('aborted');
       }
     });
+  });
+
+  it('Chat Completions: the connection is used again when the response ends right after [DONE] (its end arriving a little later)', async () => {
+    const body = encodeStream(textReply(['Hi']));
+    let connections = 0;
+    const server = createServer((request, response) => {
+      request.resume();
+      request.once('end', () => {
+        response.writeHead(200, { 'content-type': 'text/event-stream' });
+        response.write(body);
+        setTimeout(() => response.end(), 5);
+      });
+    });
+    server.on('connection', () => connections++);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const provider = new OpenAIChatProvider({ baseURL: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, apiKey: TEST_KEY, model: 'gpt-test' });
+      for (let i = 0; i < 10; i++) expect((await generate({ provider, systemPrompt: '', history: [user('hi')] })).message.content).to.deep.equal([textPart('Hi')]);
+      expect(connections, 'connections for 10 requests').to.be.at.most(4);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   describe('Responses', () => {
