@@ -292,7 +292,8 @@ export class RedisContext implements AgentContext, CallLedger {
 
   /**
    * Records a call's start, in one fenced script, before the call runs: it resolves once Redis has
-   * stored it.
+   * stored it. How durable that is, is Redis' own persistence (AOF `appendfsync always`: synced to
+   * disk before Redis answers); core's `sync: false` (a call safe to run again) changes nothing here.
    *
    * @throws Error when the record does not follow the open step; {@link FencedError}; an Error when
    *   this copy is not the stored session (another writer wrote since it read it); a

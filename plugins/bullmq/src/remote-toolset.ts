@@ -113,7 +113,7 @@ export class RemoteToolset implements Toolset {
     this.#queue.on('error', () => undefined);
     this.#events.on('error', () => undefined);
     this.#events.on('completed', ({ jobId, returnvalue }) => this.#completed(jobId, returnvalue));
-    this.#events.on('failed', ({ jobId, failedReason }) => this.#failed(jobId, failedReason));
+    this.#events.on('failed', ({ jobId, failedReason }) => void this.#failedJob(jobId, failedReason));
     this.#events.on('duplicated', ({ jobId }) => void this.#duplicated(jobId));
   }
 
@@ -194,6 +194,7 @@ export class RemoteToolset implements Toolset {
       index: context.index ?? 0,
       toolCall: call,
       ...(context.idempotencyKey === undefined ? {} : { idempotencyKey: context.idempotencyKey }),
+      run: randomUUID(),
     };
     this.#pending.set(jobId, { call, data, duplicate: false, replaced: false, settle });
     try {
@@ -278,12 +279,34 @@ export class RemoteToolset implements Toolset {
     const pending = this.#pending.get(jobId);
     if (!pending) return;
     const { call } = pending;
-    if (pending.duplicate && !pending.replaced && (returnvalue as ToolJobOutcome | null)?.interrupted === true) return void this.#replace(jobId, pending);
+    const outcome = returnvalue as ToolJobOutcome | null;
+    const interrupted = outcome?.interrupted === true;
+    // The outcome of an earlier job of this id (the call's run before its step was done again): its
+    // result is the call's, but an interrupted one is not (the job is enqueued again, see #duplicated).
+    if (interrupted && pending.duplicate && !pending.replaced) return void this.#replace(jobId, pending);
+    if (interrupted && outcome.run !== undefined && outcome.run !== pending.data.run) return;
     pending.settle(
       isToolResult(returnvalue)
         ? { toolCallId: call.id, returnValue: returnvalue.returnValue }
         : { toolCallId: call.id, returnValue: toolInvalidReturn(`the tool worker sent ${returnvalue === null ? 'null' : typeof returnvalue}`) },
     );
+  }
+
+  /** A failed job: an earlier job of this id is not this call's (its failure is handled by #duplicated). */
+  async #failedJob(jobId: string, failedReason: string): Promise<void> {
+    const pending = this.#pending.get(jobId);
+    if (!pending) return;
+    try {
+      const job = await Job.fromId(this.#queue, jobId);
+      const run = (job?.data as ToolJobData | undefined)?.run;
+      if (run !== undefined && run !== pending.data.run) {
+        if (pending.duplicate && !pending.replaced) await this.#replace(jobId, pending);
+        return;
+      }
+    } catch {
+      // take it as this call's
+    }
+    this.#failed(jobId, failedReason);
   }
 
   #failed(jobId: string, failedReason: string): void {
@@ -310,8 +333,9 @@ export class RemoteToolset implements Toolset {
     try {
       const job = await Job.fromId(this.#queue, jobId);
       if (!job) return await this.#replace(jobId, pending); // removed meanwhile
-      if (job.finishedOn !== undefined && job.failedReason) this.#failed(jobId, job.failedReason);
-      else if (job.finishedOn !== undefined) this.#completed(jobId, job.returnvalue);
+      if (job.finishedOn === undefined) return; // it runs (or waits): its outcome comes as an event
+      if (job.failedReason || (job.returnvalue as ToolJobOutcome | null)?.interrupted === true) return await this.#replace(jobId, pending);
+      this.#completed(jobId, job.returnvalue);
     } catch {
       // the call's timeout still bounds it
     }

@@ -22,6 +22,8 @@ export interface ToolJobData {
   readonly toolCall: ToolCall;
   /** The call's `ToolContext.idempotencyKey` (its stable identity under an agent), handed on to the tool. */
   readonly idempotencyKey?: string;
+  /** A random id of this enqueue, echoed in the job's outcome: the outcome of an earlier job of the same id is told apart. */
+  readonly run?: string;
 }
 
 /**
@@ -32,6 +34,8 @@ export interface ToolJobData {
  */
 export interface ToolJobOutcome extends ToolResult {
   readonly interrupted?: true;
+  /** The `run` of the job's data. */
+  readonly run?: string;
 }
 
 /**
@@ -61,6 +65,7 @@ export function isToolJobData(value: unknown): value is ToolJobData {
     typeof data.stepId === 'string' &&
     typeof data.index === 'number' &&
     (data.idempotencyKey === undefined || typeof data.idempotencyKey === 'string') &&
+    (data.run === undefined || typeof data.run === 'string') &&
     typeof call === 'object' &&
     call !== null &&
     typeof call.id === 'string' &&

@@ -186,6 +186,12 @@ export class ToolWorker {
   }
 
   async #process(job: Job, signal: AbortSignal | undefined): Promise<ToolJobOutcome> {
+    const outcome = await this.#run(job, signal);
+    const run = isToolJobData(job.data) ? job.data.run : undefined;
+    return run === undefined ? outcome : { ...outcome, run };
+  }
+
+  async #run(job: Job, signal: AbortSignal | undefined): Promise<ToolJobOutcome> {
     const data: unknown = job.data;
     if (!isToolJobData(data)) {
       return { toolCallId: '', returnValue: toolNotExecuted('the tool job is malformed (not a kosong tool call)') };

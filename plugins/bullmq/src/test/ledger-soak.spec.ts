@@ -126,10 +126,10 @@ describe(`a soak: ${KILLS} SIGKILLs of worker processes over ${TURNS} turns (rea
           const runs = counts.get(mark) ?? 0;
           if (call.function.name === 'mark') {
             expect(runs, `${mark}: a 'never' call runs at most once`).to.be.at.most(1);
-            expect(verdict, `${mark}: ran (${runs}), or was interrupted and says so`).to.not.equal('other');
+            expect(verdict, `${mark}: ran (${runs}), or was interrupted and says so: ${JSON.stringify(result.content)}`).to.not.equal('other');
             if (verdict === 'ran') expect(runs).to.equal(1);
           } else {
-            expect(verdict, `${mark}: a 'safe' call runs again until it finishes`).to.equal('ran');
+            expect(verdict, `${mark}: a 'safe' call runs again until it finishes: ${JSON.stringify(result.content)}`).to.equal('ran');
           }
         }
       }
