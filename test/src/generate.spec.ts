@@ -190,3 +190,17 @@ describe('generate()', () => {
     expect((caught as Error).message).to.contain('not an object');
   });
 });
+
+describe('generate() of a refusal (finish reason content_filter)', () => {
+  it('is an answer however little came — nothing, or thinking only — never an empty response to retry', async () => {
+    for (const parts of [[], [thinkPart('I should not.')]]) {
+      const provider = new MockChatProvider(parts, { finishReason: 'content_filter' });
+      const result = await generate({ provider, systemPrompt: '', history });
+      expect(result.finishReason).to.equal('content_filter');
+      expect(result.message.content).to.deep.equal(parts);
+    }
+    // Without the refusal, the same streams are empty responses.
+    const error = await generate({ provider: new MockChatProvider([]), systemPrompt: '', history }).catch((e: unknown) => e);
+    expect(error).to.satisfy(APIEmptyResponseError.isInstance);
+  });
+});

@@ -175,7 +175,8 @@ class MessageBuilder {
     if (this.pending !== undefined) this.add(this.pending.build(), { finishReason: stream.finishReason });
     const content = this.contentList ?? [];
     const toolCalls = this.toolCallList ?? [];
-    checkNotEmpty(content, toolCalls);
+    // A refusal (finish reason content_filter) is an answer, however little came: never an empty response to retry.
+    if (stream.finishReason !== 'content_filter') checkNotEmpty(content, toolCalls);
     const message: Message = toolCalls.length > 0 ? { role: 'assistant', content, toolCalls } : { role: 'assistant', content };
     return { id: stream.id, message, usage: stream.usage, finishReason: stream.finishReason, traceId: stream.traceId };
   }

@@ -1,17 +1,5 @@
-import {
-  APIConnectionError,
-  APIStatusError,
-  APITimeoutError,
-  ChatProviderError,
-  errorChainMessages,
-  redactSecrets,
-  retryAfterSeconds,
-  scrubSecrets,
-  transportFailureKind,
-  type Secrets,
-} from '@kosong/core';
+import { APIConnectionError, APIStatusError, APITimeoutError, ChatProviderError, errorChainMessages, redactSecrets, redirectRefusal, retryAfterSeconds, scrubSecrets, type Secrets, transportFailureKind } from '@kosong/core';
 
-import { redirectRefusal } from './redirects.js';
 
 /**
  * The HTTP status of each Anthropic error `type` (the API's error reference). An `error` event in a

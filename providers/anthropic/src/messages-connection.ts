@@ -1,9 +1,8 @@
 import Anthropic, { type ClientOptions } from '@anthropic-ai/sdk';
-import { ChatProviderError, redactSecrets, type JsonValue, type Secrets } from '@kosong/core';
+import { ChatProviderError, type JsonValue, redactSecrets, sameOriginRedirects, type Secrets } from '@kosong/core';
 
 import { convertError } from './convert-error.js';
 import { MessagesStream } from './messages-stream.js';
-import { sameOriginRedirects } from './redirects.js';
 
 /** The Anthropic API's base URL, the default of the provider. */
 export const ANTHROPIC_BASE_URL = 'https://api.anthropic.com';

@@ -1,21 +1,8 @@
-import {
-  APIConnectionError,
-  APITimeoutError,
-  ChatProviderError,
-  IdleTimer,
-  textPart,
-  type FinishReason,
-  type Secrets,
-  type StreamedMessage,
-  type StreamedMessagePart,
-  type TokenUsage,
-} from '@kosong/core';
+import { APIConnectionError, APITimeoutError, ChatProviderError, dropRest, feedEveryLineEnd, type FinishReason, IdleTimer, type Secrets, type StreamedMessage, type StreamedMessagePart, type TokenUsage } from '@kosong/core';
 import { createParser, type EventSourceMessage, type ParseError } from 'eventsource-parser';
 
-import { dropRest } from './body-rest.js';
 import { convertError, streamErrorEvent } from './convert-error.js';
 import { EventConverter } from './event-converter.js';
-import { feedEveryLineEnd } from './sse-line-ends.js';
 
 /** Longest run of stream data without a line end that is buffered before giving up (characters). */
 const MAX_EVENT_CHARS = 64 * 1024 * 1024;
@@ -46,7 +33,7 @@ export interface MessagesStreamOptions {
  * (`dropRest`: a body that ends right after keeps its connection for the next request).
  * A `data: [DONE]` before `message_stop` ends the stream there, incomplete. Every SSE line end (CR,
  * LF, CRLF) is read as soon as it arrives. A refusal (finish reason `content_filter`) that came with
- * no content gives one empty text part: an empty answer, not an empty response to retry.
+ * no content is an empty answer (core's generate does not take it for an empty response to retry).
  *
  * It throws the caller's abort reason when the signal aborts; an {@link APITimeoutError} when the
  * server stays silent for the idle timeout; an {@link APIConnectionError} when the connection
@@ -113,7 +100,6 @@ export class MessagesStream implements StreamedMessage {
     const reader = this.#body.getReader();
     const idle = new IdleTimer(this.#options.idleTimeoutMs, () => this.#options.abortRequest(this.#timeout()));
     let finished = false;
-    let yielded = 0;
     try {
       for (;;) {
         if (signal?.aborted) throw signal.reason;
@@ -135,7 +121,6 @@ export class MessagesStream implements StreamedMessage {
         }
         // the parts that came before a failing event are delivered before the failure
         for (let i = 0; i < out.length; i++) yield out[i]!;
-        yielded += out.length;
         out.length = 0;
         failure ??= parseFailure;
         if (failure !== undefined) throw failure;
@@ -147,8 +132,6 @@ export class MessagesStream implements StreamedMessage {
         throw new APIConnectionError('The stream ended before the response was complete (no message_stop event)');
       }
       finished = true;
-      // A refusal with no content: an empty answer (core's generate takes no content at all for an empty response to retry).
-      if (yielded === 0 && converter.finishReason === 'content_filter') yield textPart('');
     } finally {
       idle.stop();
       if (finished && ended) {

@@ -1,16 +1,6 @@
-import {
-  APIConnectionError,
-  APIStatusError,
-  APITimeoutError,
-  ChatProviderError,
-  errorChainMessages,
-  retryAfterSeconds,
-  scrubSecrets,
-  transportFailureKind,
-} from '@kosong/core';
+import { APIConnectionError, APIStatusError, APITimeoutError, ChatProviderError, errorChainMessages, redirectRefusal, retryAfterSeconds, scrubSecrets, transportFailureKind } from '@kosong/core';
 
 import { containsSecret, redact } from './redact.js';
-import { redirectRefusal } from './redirects.js';
 import { isObject } from './response-converter.js';
 
 /** A non-success HTTP response, as the provider captured it (the body cut to a few KiB). */

@@ -1,9 +1,8 @@
-import { APITimeoutError, ChatProviderError } from '@kosong/core';
+import { APITimeoutError, ChatProviderError, sameOriginRedirects } from '@kosong/core';
 import { GoogleGenAI, type Content, type GenerateContentConfig, type GoogleGenAIOptions } from '@google/genai';
 
 import { convertError, statusError, type FailedResponse } from './convert-error.js';
 import { GeminiStream } from './gemini-stream.js';
-import { sameOriginRedirects } from './redirects.js';
 import type { RequestContent } from './request-contents.js';
 import type { ResponseConverter } from './response-converter.js';
 

@@ -1,20 +1,9 @@
-import {
-  APIConnectionError,
-  APITimeoutError,
-  ChatProviderError,
-  IdleTimer,
-  type FinishReason,
-  type StreamedMessage,
-  type StreamedMessagePart,
-  type TokenUsage,
-} from '@kosong/core';
+import { APIConnectionError, APITimeoutError, ChatProviderError, dropRest, feedEveryLineEnd, type FinishReason, IdleTimer, type StreamedMessage, type StreamedMessagePart, type TokenUsage } from '@kosong/core';
 import { createParser, type EventSourceParser } from 'eventsource-parser';
 
-import { dropRest } from './body-rest.js';
 import { convertError } from './convert-error.js';
 import { redact } from './redact.js';
 import { snippet, type ResponseConverter } from './response-converter.js';
-import { feedEveryLineEnd } from './sse-line-ends.js';
 
 /** The longest one server-sent event may be, in characters (a guard against a stream without end). */
 export const MAX_EVENT_CHARS = 64 * 1024 * 1024;

@@ -1,9 +1,8 @@
-import { ChatProviderError, redactSecrets, type JsonValue } from '@kosong/core';
+import { ChatProviderError, type JsonValue, redactSecrets, sameOriginRedirects } from '@kosong/core';
 import OpenAI, { type ClientOptions } from 'openai';
 
 import { ChatCompletionsStream } from './chat-completions-stream.js';
 import { convertError } from './convert-error.js';
-import { sameOriginRedirects } from './redirects.js';
 import { CHAT_COMPLETIONS_ENDPOINT, type StreamConverter, type StreamingEndpoint } from './streaming-endpoint.js';
 
 /** How a provider reaches an OpenAI(-compatible) API. */

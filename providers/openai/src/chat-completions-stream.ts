@@ -1,15 +1,5 @@
-import {
-  APIConnectionError,
-  APITimeoutError,
-  ChatProviderError,
-  IdleTimer,
-  type FinishReason,
-  type StreamedMessage,
-  type StreamedMessagePart,
-  type TokenUsage,
-} from '@kosong/core';
+import { APIConnectionError, APITimeoutError, ChatProviderError, dropRest, type FinishReason, IdleTimer, type StreamedMessage, type StreamedMessagePart, type TokenUsage } from '@kosong/core';
 
-import { dropRest } from './body-rest.js';
 import { ChunkEventDecoder } from './chunk-event-decoder.js';
 import { convertError } from './convert-error.js';
 import { CHAT_COMPLETIONS_ENDPOINT, type StreamConverter, type StreamingEndpoint } from './streaming-endpoint.js';

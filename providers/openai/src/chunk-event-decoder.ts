@@ -1,7 +1,6 @@
-import { ChatProviderError } from '@kosong/core';
+import { ChatProviderError, feedEveryLineEnd } from '@kosong/core';
 import { createParser, type EventSourceMessage, type ParseError } from 'eventsource-parser';
 
-import { feedEveryLineEnd } from './sse-line-ends.js';
 
 /** Longest run of stream data without a line end that is buffered before giving up (characters). */
 const MAX_PENDING_CHARS = 64 * 1024 * 1024;

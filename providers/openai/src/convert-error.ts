@@ -1,6 +1,5 @@
-import { APIConnectionError, APIStatusError, APITimeoutError, ChatProviderError, redactSecrets, scrubSecrets } from '@kosong/core';
+import { APIConnectionError, APIStatusError, APITimeoutError, ChatProviderError, redactSecrets, redirectRefusal, scrubSecrets } from '@kosong/core';
 
-import { redirectRefusal } from './redirects.js';
 
 /** What {@link convertError} needs to know besides the error. */
 export interface ErrorConversionContext {

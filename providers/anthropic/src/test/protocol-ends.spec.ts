@@ -1,4 +1,4 @@
-import { Agent, APIConnectionError, emptyToolset, generate, step, textPart, thinkPart, toolCall, toolCallPart, type AgentEvent } from '@kosong/core';
+import { Agent, type AgentEvent, APIConnectionError, emptyToolset, feedEveryLineEnd, generate, step, textPart, thinkPart, toolCall, toolCallPart } from '@kosong/core';
 import { expect } from 'chai';
 
 import { createServer } from 'node:http';
@@ -7,7 +7,6 @@ import type { AddressInfo } from 'node:net';
 import { createParser } from 'eventsource-parser';
 
 import { AnthropicChatProvider, REDACTED_THINKING_PREFIX } from '../index.js';
-import { feedEveryLineEnd } from '../sse-line-ends.js';
 import { blockEvents, encodeEvent, messageDelta, messageStart, messageStop, textReply, type SseEvent } from '../testing/index.js';
 import { collect, providerFor, streamFailure, TEST_KEY, user, useServer } from './support.js';
 
@@ -146,7 +145,7 @@ describe('AnthropicChatProvider: where a stream ends, and its line ends', () => 
       const result = await generate({ provider: providerFor(ctx.server), systemPrompt: '', history: [user('go')] });
       expect(result.finishReason).to.equal('content_filter');
       expect(result.id).to.equal('msg_refused');
-      expect(result.message.content).to.deep.equal([textPart('')]);
+      expect(result.message.content).to.deep.equal([]);
     });
 
     it('with the text that came before it: that text, finish reason content_filter', async () => {

@@ -1,12 +1,11 @@
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-import { APIStatusError, generate, isRetryableError, textPart, type ChatProvider } from '@kosong/core';
+import { APIStatusError, type ChatProvider, generate, isRetryableError, sameOriginRedirects, textPart } from '@kosong/core';
 import { expect } from 'chai';
 import OpenAI from 'openai';
 
 import { KimiChatProvider, OpenAIChatProvider, OpenAIResponsesChatProvider } from '../index.js';
-import { sameOriginRedirects } from '../redirects.js';
 import { ChatCompletionsServer, ResponsesServer, responsesReply, textReply } from '../testing/index.js';
 import { rejection, TEST_KEY, user } from './support.js';
 

@@ -1,7 +1,3 @@
-/*
- * The same module is in each provider package on `fetch` (provider-openai, provider-anthropic,
- * provider-google): keep the copies alike.
- */
 
 /** The statuses `fetch` follows as redirects. */
 const REDIRECT_STATUSES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);

@@ -1,8 +1,7 @@
-/*
- * The same module is in each provider package that reads server-sent events (provider-openai,
- * provider-anthropic, provider-google): keep the copies alike.
- */
-import type { EventSourceParser } from 'eventsource-parser';
+/** What {@link feedEveryLineEnd} needs of an SSE parser (`eventsource-parser`'s has it). */
+export interface SseFeed {
+  feed(chunk: string): void;
+}
 
 const CR = 13;
 const LF = 10;
@@ -18,7 +17,7 @@ const LF = 10;
  * next text is dropped: a CR, a CRLF, or a CR and an LF split across reads are each one line end, so
  * the parser sees the same lines, only without the wait.
  */
-export function feedEveryLineEnd(parser: Pick<EventSourceParser, 'feed'>): (text: string) => void {
+export function feedEveryLineEnd(parser: SseFeed): (text: string) => void {
   let afterCR = false;
   return (text) => {
     if (text === '') return;

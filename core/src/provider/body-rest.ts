@@ -1,7 +1,3 @@
-/*
- * The same module is in each provider package that reads server-sent events (provider-openai,
- * provider-anthropic, provider-google): keep the copies alike.
- */
 
 /** How long what is left of a body after the end of its stream is read before the request is closed, in ms. */
 export const REST_MS = 500;
