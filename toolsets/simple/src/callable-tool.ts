@@ -8,6 +8,13 @@ import type { SchemaIssue } from '@kosong/core/json-schema';
  */
 export type ToolOutput = ToolReturnValue | string;
 
+/**
+ * A function deciding whether a call needs approval, from its arguments and context. (Declared as a
+ * method's type, so a tool of specific arguments still is a `CallableTool` of unknown ones, as
+ * `execute` allows.)
+ */
+export type ApprovalCheck<Args> = { check(args: Args, context: ToolContext): boolean | Promise<boolean> }['check'];
+
 /** One reason why arguments are invalid: where (the path of the value inside the arguments) and what. */
 export type ValidationIssue = SchemaIssue;
 
@@ -37,6 +44,11 @@ export interface CallableTool<Args = unknown> extends Tool {
    * `@kosong/core`, and the `replay` option of {@link defineTool}.
    */
   readonly replay?: ReplayPolicy;
+  /**
+   * Whether a call must be approved before it runs: `true`, or a function of the arguments as
+   * `validate` made them and the call's context (see `NeedsApproval`); absent or `false`: never.
+   */
+  readonly needsApproval?: boolean | ApprovalCheck<Args>;
   /**
    * Checks parsed JSON arguments (never `undefined`: absent arguments are `{}`). Must not throw for
    * bad input: report it as issues. May return a promise (e.g. for async refinements).

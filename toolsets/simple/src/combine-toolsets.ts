@@ -43,7 +43,8 @@ interface Routes {
  * changes, and a conflict that appears then makes `tools` throw and calls of that name get an error
  * result naming both toolsets.
  *
- * Each call's replay policy (`Toolset.replayPolicy`) is the one of the toolset that has its tool.
+ * Each call's approval check (`Toolset.needsApproval`: a `requireApproval` toolset's, or a tool's
+ * `needsApproval`) and replay policy (`Toolset.replayPolicy`) are those of the toolset that has its tool.
  *
  * Name a toolset in errors by passing `{ name, toolset }`; otherwise its own `name` property is used
  * if it has one (as {@link SimpleToolset} does), else its position and class (`toolset #2 (SimpleToolset)`).
@@ -78,6 +79,16 @@ class CombinedToolset implements Toolset {
     } catch (error) {
       return threw(toolCall, error);
     }
+  }
+
+  /**
+   * Whether a call needs approval, as the toolset that has its tool says (`false` when it has no
+   * `needsApproval`, and for a name no toolset has or two have: such calls get an error result).
+   */
+  needsApproval(toolCall: ToolCall, context: ToolContext): boolean | Promise<boolean> {
+    const route = this.route(toolCall.function.name);
+    if (!('toolset' in route) || typeof route.toolset.needsApproval !== 'function') return false;
+    return route.toolset.needsApproval(toolCall, context);
   }
 
   /**

@@ -7,11 +7,12 @@ import type { ArgumentCheck, CallableTool, ToolOutput } from './callable-tool.js
 import { deepFreeze } from './deep-freeze.js';
 import { ToolDefinitionError } from './errors.js';
 import { stripPrototypeKeys } from './prototype-keys.js';
+import { checkKnownOptions, checkNeedsApproval, type ApprovalOption } from './approval-option.js';
 import { checkReplay, type ReplayOption } from './replay-option.js';
 import { checkLimits, checkNameAndDescription, type ToolLimits } from './tool-limits.js';
 
 /** What {@link defineJsonSchemaTool} needs: the model-facing name and description, a JSON Schema, and the code. */
-export interface JsonSchemaToolDefinition<Args> extends ToolLimits, ReplayOption {
+export interface JsonSchemaToolDefinition<Args> extends ToolLimits, ReplayOption, ApprovalOption<Args> {
   readonly name: string;
   readonly description: string;
   /** The arguments, as a JSON Schema (draft 2020-12). Sent to the model as given (a JSON copy). */
@@ -34,14 +35,16 @@ export interface JsonSchemaToolDefinition<Args> extends ToolLimits, ReplayOption
  *   {@link derefJsonSchema} first if the provider needs that).
  *
  * @typeParam Args - the type of the arguments the schema accepts; default: any JSON value.
- * @throws ToolDefinitionError for an invalid name, description, limit or `replay`, a schema that is not a JSON
+ * @throws ToolDefinitionError (a `TypeError`) for an invalid name, description, limit, `replay` or `needsApproval`, an option it does not know, a schema that is not a JSON
  *   object, a schema that is not a valid draft 2020-12 JSON Schema, or one with unresolvable `$ref`s.
  */
 export function defineJsonSchemaTool<Args = JsonValue>(definition: JsonSchemaToolDefinition<Args>): CallableTool<Args> {
   const { name, description } = definition;
   checkNameAndDescription(name, description);
   const limits = checkLimits(name, definition);
+  checkKnownOptions(name, definition, DEFINITION_OPTIONS, 'a tool definition');
   const replay = checkReplay(name, definition.replay);
+  const approval = checkNeedsApproval<Args>(name, definition.needsApproval);
   const parameters = deepFreeze(jsonCopy(name, definition.parameters));
   const validator = compile(name, parameters);
   return Object.freeze({
@@ -50,11 +53,15 @@ export function defineJsonSchemaTool<Args = JsonValue>(definition: JsonSchemaToo
     parameters,
     ...limits,
     ...replay,
+    ...approval,
     validate: (args: JsonValue): ArgumentCheck<Args> =>
       validator(args) ? { ok: true, value: stripPrototypeKeys(args) as Args } : { ok: false, issues: ajvIssues(validator.errors ?? []) },
     execute: (args: Args, context: ToolContext) => definition.execute(args, context),
   });
 }
+
+/** The options of a definition; any other is refused. */
+const DEFINITION_OPTIONS: ReadonlySet<string> = new Set(['name', 'description', 'parameters', 'execute', 'timeoutMs', 'maxOutputChars', 'replay', 'needsApproval']);
 
 let sharedAjv: Ajv2020 | undefined;
 

@@ -4,13 +4,14 @@ import type { ArgumentCheck, CallableTool, ToolOutput, ValidationIssue } from '.
 import { deepFreeze } from './deep-freeze.js';
 import { ToolDefinitionError } from './errors.js';
 import { stripPrototypeKeys } from './prototype-keys.js';
+import { checkKnownOptions, checkNeedsApproval, type ApprovalOption } from './approval-option.js';
 import { checkReplay, type ReplayOption } from './replay-option.js';
 import { checkLimits, checkNameAndDescription, type ToolLimits } from './tool-limits.js';
 import { formatJsonPath } from '@kosong/core/json-schema';
 import { zodToJsonSchema } from '@kosong/core/json-schema';
 
 /** What {@link defineTool} needs: the model-facing name and description, a zod 4 schema, and the code. */
-export interface ToolDefinition<Schema extends $ZodType> extends ToolLimits, ReplayOption {
+export interface ToolDefinition<Schema extends $ZodType> extends ToolLimits, ReplayOption, ApprovalOption<output<Schema>> {
   readonly name: string;
   readonly description: string;
   /** The arguments, as a zod 4 schema (classic `zod` or `zod/mini`); usually a `z.object(…)`. */
@@ -38,14 +39,16 @@ export interface ToolDefinition<Schema extends $ZodType> extends ToolLimits, Rep
  *   replay: 'safe', // no side effect: an interrupted call may run again
  * });
  * ```
- * @throws ToolDefinitionError for an invalid name, description, limit or `replay`, or a schema that has no
+ * @throws ToolDefinitionError (a `TypeError`) for an invalid name, description, limit, `replay` or `needsApproval`, an option it does not know, or a schema that has no
  *   JSON Schema equivalent (`z.date()`, `z.bigint()`, `z.map()`, …).
  */
 export function defineTool<Schema extends $ZodType>(definition: ToolDefinition<Schema>): CallableTool<output<Schema>> {
   const { name, description, parameters: schema } = definition;
   checkNameAndDescription(name, description);
   const limits = checkLimits(name, definition);
+  checkKnownOptions(name, definition, DEFINITION_OPTIONS, 'a tool definition');
   const replay = checkReplay(name, definition.replay);
+  const approval = checkNeedsApproval<output<Schema>>(name, definition.needsApproval);
   if (typeof schema !== 'object' || schema === null || !('_zod' in schema)) {
     throw new ToolDefinitionError(name, 'parameters must be a zod 4 schema (for a JSON Schema, use defineJsonSchemaTool)');
   }
@@ -61,10 +64,14 @@ export function defineTool<Schema extends $ZodType>(definition: ToolDefinition<S
     parameters,
     ...limits,
     ...replay,
+    ...approval,
     validate: (args: JsonValue) => validateWithZod(schema, args),
     execute: (args: output<Schema>, context: ToolContext) => definition.execute(args, context),
   });
 }
+
+/** The options of a definition; any other is refused. */
+const DEFINITION_OPTIONS: ReadonlySet<string> = new Set(['name', 'description', 'parameters', 'execute', 'timeoutMs', 'maxOutputChars', 'replay', 'needsApproval']);
 
 function validateWithZod<Schema extends $ZodType>(
   schema: Schema,

@@ -12,8 +12,11 @@ const TOOL_DEFINITION_ERROR = errorMarker('ToolDefinitionError');
 const TOOL_NAME_CONFLICT_ERROR = errorMarker('ToolNameConflictError');
 const UNKNOWN_TOOL_ERROR = errorMarker('UnknownToolError');
 
-/** A tool could not be defined: its name, schema or options are invalid. Thrown by `defineTool` and friends. */
-export class ToolDefinitionError extends Error {
+/**
+ * A tool could not be defined: its name, schema or options are invalid, or it has an option the
+ * builder does not know. Thrown by `defineTool` and friends; a `TypeError`.
+ */
+export class ToolDefinitionError extends TypeError {
   constructor(
     /** The name of the tool at fault (as given, possibly not a valid name). */
     readonly tool: string,

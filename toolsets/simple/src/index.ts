@@ -10,13 +10,14 @@
  *
  * @packageDocumentation
  */
-export type { ArgumentCheck, CallableTool, ToolOutput, ValidationIssue } from './callable-tool.js';
+export type { ApprovalCheck, ArgumentCheck, CallableTool, ToolOutput, ValidationIssue } from './callable-tool.js';
 export { defineTool, type ToolDefinition } from './define-tool.js';
 export { defineJsonSchemaTool, type JsonSchemaToolDefinition } from './define-json-schema-tool.js';
 export { SimpleToolset, type AddToolOptions, type SimpleToolsetOptions } from './simple-toolset.js';
 export { combineToolsets, type NamedToolset } from './combine-toolsets.js';
 export type { ToolLimits } from './tool-limits.js';
 export type { ReplayOption } from './replay-option.js';
+export type { ApprovalOption, NeedsApproval } from './approval-option.js';
 export { ToolDefinitionError, ToolNameConflictError, UnknownToolError } from './errors.js';
 export { derefJsonSchema, zodToJsonSchema } from '@kosong/core/json-schema';
 export { stripPrototypeKeys } from './prototype-keys.js';

@@ -20,6 +20,7 @@ import pLimit, { type LimitFunction } from 'p-limit';
 import type { ArgumentCheck, CallableTool } from './callable-tool.js';
 import { ToolDefinitionError, ToolNameConflictError, UnknownToolError } from './errors.js';
 import { truncateOutput } from './output-limit.js';
+import { checkKnownOptions, checkNeedsApproval } from './approval-option.js';
 import { checkReplay } from './replay-option.js';
 import { checkLimits, type ToolLimits } from './tool-limits.js';
 import { describeReturnType, toolAborted, toolAbortedBeforeStart, toolTimedOut } from './tool-results.js';
@@ -86,6 +87,7 @@ export class SimpleToolset implements Toolset {
   constructor(tools: Iterable<CallableTool> = [], options: SimpleToolsetOptions = {}) {
     this.name = options.name;
     const owner = options.name ?? 'SimpleToolset';
+    checkKnownOptions(owner, options, TOOLSET_OPTIONS, 'SimpleToolset');
     this.defaults = checkLimits(owner, options);
     const { maxConcurrency } = options;
     if (maxConcurrency !== undefined) {
@@ -124,6 +126,7 @@ export class SimpleToolset implements Toolset {
    */
   add(tool: CallableTool, options: AddToolOptions = {}): this {
     assertCallableTool(tool);
+    checkKnownOptions(tool.name, options, ADD_OPTIONS, 'SimpleToolset.add');
     if (this.byName.has(tool.name) && !options.replace) {
       throw new ToolNameConflictError(tool.name, [`the toolset${this.name ? ` "${this.name}"` : ''}`, 'the tool being added']);
     }
@@ -159,6 +162,21 @@ export class SimpleToolset implements Toolset {
    */
   replayPolicy(toolCall: ToolCall): ReplayPolicy {
     return this.byName.get(toolCall.function.name)?.replay ?? 'never';
+  }
+
+  /**
+   * Whether a call needs approval: its tool's `needsApproval` (see {@link CallableTool.needsApproval}).
+   * A function gets the arguments as `validate` makes them; a call whose arguments are not JSON or
+   * do not validate needs none, whatever its tool says (it does not run: the model gets the error result). A function that
+   * throws or rejects makes the step give the model an error result instead of running the call.
+   */
+  needsApproval(toolCall: ToolCall, context: ToolContext): boolean | Promise<boolean> {
+    const tool = this.byName.get(toolCall.function.name);
+    const rule = tool?.needsApproval;
+    if (tool === undefined || rule === undefined || rule === false) return false;
+    const parsed = parseToolArguments(toolCall.function.arguments);
+    if (!parsed.ok) return false;
+    return Promise.resolve(tool.validate(parsed.value)).then(async (check) => check.ok && (rule === true || (await rule(check.value, context)) === true));
   }
 
   /** Handles one call (see the class documentation for what the model gets). Never throws. */
@@ -308,4 +326,11 @@ function assertCallableTool(tool: CallableTool): void {
     throw new ToolDefinitionError(name, 'not a CallableTool: it needs validate() and execute() (use defineTool or defineJsonSchemaTool)');
   }
   checkReplay(name, candidate.replay);
+  checkNeedsApproval(name, candidate.needsApproval);
 }
+
+/** The options of a toolset; any other is refused. */
+const TOOLSET_OPTIONS: ReadonlySet<string> = new Set(['name', 'maxConcurrency', 'timeoutMs', 'maxOutputChars']);
+
+/** The options of {@link SimpleToolset.add}. */
+const ADD_OPTIONS: ReadonlySet<string> = new Set(['replace']);
