@@ -10,6 +10,8 @@ export interface GlobalOptions {
   readonly maxTokens?: number;
   readonly temperature?: number;
   readonly redis?: string;
+  /** Whether `--provider` was given on the command line (not its default). */
+  readonly providerChosen?: boolean;
 }
 
 /** The providers the CLI knows to have one model only: `--model` is refused for them. */

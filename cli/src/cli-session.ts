@@ -21,8 +21,8 @@ export interface CliSessionOptions {
   readonly env: Readonly<Record<string, string | undefined>>;
 }
 
-/** How a turn ended. */
-export type TurnOutcome = 'completed' | 'failed' | 'interrupted';
+/** How a turn ended: `max_steps` is a turn that stopped at the step limit (`--max-steps`). */
+export type TurnOutcome = 'completed' | 'failed' | 'max_steps' | 'interrupted';
 
 /** An agent session of the CLI: a kernel with the chosen provider and the built-in tools. */
 export class CliSession {
@@ -82,7 +82,7 @@ export class CliSession {
     try {
       const result = await this.agent.run(input, { signal: controller.signal, onEvent: (event) => this.renderer.event(event) });
       this.renderer.turnEnd(result);
-      return 'completed';
+      return result.stopReason === 'max_steps' ? 'max_steps' : 'completed';
     } catch (error) {
       if (controller.signal.aborted) {
         this.renderer.interrupted();

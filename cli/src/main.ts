@@ -9,7 +9,11 @@ import { Command, InvalidArgumentError } from 'commander';
 import { defaultSystemPrompt, type GlobalOptions } from './cli-options.js';
 import { cliVersion } from './cli-version.js';
 import type { Session } from './open-session.js';
+import { fail, missingKeyMessage, setupFailedEvent, SETUP_EXIT_CODE, wantsJson } from './setup-failure.js';
 import { terminalCapabilities } from './terminal/terminal-capabilities.js';
+
+const EXIT_CODES_HELP =
+  'Exit codes: 0 done, 1 the turn failed, 2 bad usage or setup (nothing ran),\n3 the turn stopped at --max-steps, 130 interrupted (Ctrl-C).';
 
 // Each command loads what it needs when it runs (the kernel, the tools, the chosen provider and its
 // SDK, BullMQ for the worker): `kosong --help` loads none of it.
@@ -18,7 +22,7 @@ const program = new Command()
   .name('kosong')
   .description('An agent in your terminal: streams a model, runs its tool calls while it talks. Offline by default.')
   .version(cliVersion(), '-V, --version', 'print the version and exit')
-  .option('-p, --provider <name>', 'the model provider (`kosong providers` lists them)', 'demo')
+  .option('-p, --provider <name>', 'the model provider (`kosong providers` lists them; with --redis, the worker chooses it)', 'demo')
   .option('-m, --model <name>', "the provider's model, for providers that offer a choice (sets <PROVIDER>_MODEL, e.g. OPENAI_MODEL)")
   .option('--json', 'print one JSON event per line instead of text')
   .option('-s, --session <file>', 'keep the conversation in this JSONL file, and resume it if it exists')
@@ -33,8 +37,25 @@ const program = new Command()
   .option('--temperature <t>', 'sampling temperature, 0 to 2 (a provider that allows less refuses more)', generationValue('temperature'))
   // Words that are not a command reach the default action, which names them (not "too many arguments").
   .allowExcessArguments(true)
+  // `kosong help [command]`, as `kosong [command] --help`; a command's help lists the global options too.
+  .helpCommand(true)
+  .configureHelp({ showGlobalOptions: true })
+  // Usage errors are setup errors: with --json an event on stdout too (commands inherit this).
+  .configureOutput({
+    outputError: (message, write) => {
+      if (wantsJson()) process.stdout.write(setupFailedEvent(message.replace(/^error: /, '').trimEnd()));
+      write(message);
+    },
+  })
   // Usage errors exit 2, like every other setup error of the CLI (help and version exit 0).
-  .exitOverride((error) => process.exit(error.exitCode === 0 ? 0 : 2));
+  .exitOverride((error) => process.exit(error.exitCode === 0 ? 0 : SETUP_EXIT_CODE));
+
+program.addHelpText('after', `\n${EXIT_CODES_HELP}`);
+
+/** The global options, and whether `--provider` was given (not its default). */
+function globalOptions(): GlobalOptions {
+  return { ...program.opts<GlobalOptions>(), providerChosen: program.getOptionValueSource('provider') === 'cli' };
+}
 
 // A reader that stops early (`kosong --json run … | head`) closes the pipe: stop quietly.
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
@@ -45,15 +66,17 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
 program
   .command('run')
   .description('run one turn with this prompt, then exit')
-  .argument('<prompt...>', 'what to ask (the words are joined with spaces)')
+  .addHelpText('after', `\n${EXIT_CODES_HELP}`)
+  .argument('[prompt...]', 'what to ask (the words are joined with spaces); none, or -: read it from stdin (echo "…" | kosong run)')
   .action(async (words: string[]) => {
-    const options = program.opts<GlobalOptions>();
+    const options = globalOptions();
+    const prompt = await promptOf(words);
     const { EXIT_CODE, canAskUser, openSession } = await import('./open-session.js');
     // On a terminal each bash call is put to the user (unless --allow-bash); elsewhere it is denied.
     const ask = canAskUser(options, process.stdin, process.stdout) ? (await import('./approval/ask-on-terminal.js')).askOnTerminal(process.stdin, process.stdout) : undefined;
-    const { session } = await openSession(options, terminalCapabilities(process.stdout, undefined, process.env), ask);
+    const { session } = await openSession(options, terminalCapabilities(process.stdout, undefined, process.env), ask, 'run');
     const stop = onInterrupt(session);
-    const outcome = await session.turn(words.join(' '));
+    const outcome = await session.turn(prompt);
     stop();
     await session.close();
     process.exitCode = EXIT_CODE[outcome];
@@ -65,7 +88,7 @@ program
     'an interactive session (the default): one turn per message; a line ending with \\ continues, a paste is one message; ' +
       '/help, /exit; Ctrl-C stops the turn or clears the line, Ctrl-C twice or Ctrl-D exits',
   )
-  .action(async () => (await import('./chat/chat.js')).runChat(program.opts<GlobalOptions>()));
+  .action(async () => (await import('./chat/chat.js')).runChat(globalOptions()));
 
 program
   .command('worker')
@@ -73,7 +96,6 @@ program
   .option('--concurrency <n>', 'turns run at once', positiveInteger, 4)
   .action(async (commandOptions: { concurrency: number }) => {
     const options = program.opts<GlobalOptions>();
-    const fail: (message: string) => never = (await import('./open-session.js')).fail;
     if (options.redis === undefined) fail('kosong worker needs --redis <url>');
     const provider = await (await import('./provider-catalog.js')).chosenProvider(options.provider, fail);
     const [{ startWorker }, { describeFailure }] = await Promise.all([import('./worker-command.js'), import('./cli-session.js')]);
@@ -91,7 +113,7 @@ program
         env: process.env,
       });
     } catch (error) {
-      fail(describeFailure(error));
+      fail(missingKeyMessage(error, provider.name) ?? describeFailure(error));
     }
     process.stdout.write(`kosong worker ${worker.id}: provider ${provider.name}, ${commandOptions.concurrency} turns at once, tools in ${process.cwd()}\n`);
     let stopping = false;
@@ -124,7 +146,7 @@ program.action(async () => {
       exitCode: 2,
     });
   }
-  await (await import('./chat/chat.js')).runChat(program.opts<GlobalOptions>());
+  await (await import('./chat/chat.js')).runChat(globalOptions());
 });
 
 /**
@@ -144,6 +166,19 @@ function onInterrupt(session: Session): () => void {
   process.on('SIGINT', handler);
   return () => process.off('SIGINT', handler);
 }
+
+/** What `run` is to ask: its words, or stdin when there are none and stdin is not a terminal, or the word is `-`. */
+async function promptOf(words: readonly string[]): Promise<string> {
+  const fromStdin = words.length === 0 ? process.stdin.isTTY !== true : words.length === 1 && words[0] === '-';
+  if (!fromStdin) return words.length === 0 ? fail(NO_PROMPT) : words.join(' ');
+  let text = '';
+  process.stdin.setEncoding('utf8');
+  for await (const chunk of process.stdin) text += chunk as string;
+  const prompt = text.replace(/\s+$/, '');
+  return prompt.trim() === '' ? fail(NO_PROMPT) : prompt;
+}
+
+const NO_PROMPT = 'run: no prompt: give it as arguments (kosong run "…"), or on stdin (echo "…" | kosong run)';
 
 function positiveInteger(value: string): number {
   const n = Number(value);

@@ -4,6 +4,7 @@ import { CliSession, describeFailure, type TurnOutcome } from './cli-session.js'
 import { defaultSystemPrompt, providerEnvironment, ProviderOptionError, type GlobalOptions } from './cli-options.js';
 import { chosenProvider } from './provider-catalog.js';
 import { sessionInUseMessage } from './session-in-use.js';
+import { fail, missingKeyMessage } from './setup-failure.js';
 import type { RemoteCliSession } from './remote-session.js';
 import { JsonRenderer } from './render/json-renderer.js';
 import type { Renderer } from './render/renderer.js';
@@ -13,8 +14,8 @@ import type { TerminalCapabilities } from './terminal/terminal-capabilities.js';
 /** A local session, or one whose turns run on `kosong worker` processes (`--redis`). */
 export type Session = CliSession | RemoteCliSession;
 
-/** The exit code of a one-shot run by how its turn ended. */
-export const EXIT_CODE: Record<TurnOutcome, number> = { completed: 0, failed: 1, interrupted: 130 };
+/** The exit code of a one-shot run by how its turn ended (2 is a usage or setup error: see `fail`). */
+export const EXIT_CODE: Record<TurnOutcome, number> = { completed: 0, failed: 1, max_steps: 3, interrupted: 130 };
 
 /**
  * The session the options describe: the chosen provider (configured from the environment and the
@@ -28,11 +29,20 @@ export const EXIT_CODE: Record<TurnOutcome, number> = { completed: 0, failed: 1,
  * can answer: see {@link canAskUser}); without `ask`, bash calls are denied. With `--redis`, the
  * calls are those the worker deferred (`kosong worker` without `--allow-bash`).
  */
-export async function openSession(options: GlobalOptions, terminal: TerminalCapabilities, ask?: AskUser): Promise<{ session: Session; renderer: Renderer }> {
-  const renderer: Renderer = options.json ? new JsonRenderer(process.stdout) : new TerminalRenderer(process.stdout, terminal);
+export async function openSession(
+  options: GlobalOptions,
+  terminal: TerminalCapabilities,
+  ask: AskUser | undefined,
+  command: 'run' | 'chat',
+): Promise<{ session: Session; renderer: Renderer }> {
+  // Only chat goes on after Ctrl-C stopped a turn: there, a second one exits.
+  const renderer: Renderer = options.json ? new JsonRenderer(process.stdout) : new TerminalRenderer(process.stdout, terminal, { secondCtrlCExits: command === 'chat' });
   // Without --allow-bash, bash calls are put to the user (local: before they run; --redis: when the worker defers them).
   const onApproval = new BashApproval({ ask: options.json ? undefined : ask, renderer }).onApproval;
   if (options.redis !== undefined) {
+    if (options.providerChosen === true) {
+      fail('--provider: with --redis the turns run on `kosong worker` processes, with the provider the worker was started with (kosong --redis <url> --provider <name> worker)');
+    }
     if (options.maxTokens !== undefined || options.temperature !== undefined || options.model !== undefined) {
       fail('--model, --max-tokens and --temperature are not supported with --redis yet');
     }
@@ -57,7 +67,7 @@ export async function openSession(options: GlobalOptions, terminal: TerminalCapa
     });
     return { session, renderer };
   } catch (error) {
-    fail(error instanceof ProviderOptionError ? error.message : (sessionInUseMessage(error) ?? describeFailure(error)));
+    fail(error instanceof ProviderOptionError ? error.message : (sessionInUseMessage(error) ?? missingKeyMessage(error, provider.name) ?? describeFailure(error)));
   }
 }
 
@@ -77,8 +87,4 @@ function generationOf(options: GlobalOptions): GenerationOptions {
   };
 }
 
-/** Ends the process with a setup error: one line on stderr, exit code 2. */
-export function fail(message: string): never {
-  process.stderr.write(`kosong: ${message}\n`);
-  process.exit(2);
-}
+export { fail };

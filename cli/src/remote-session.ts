@@ -68,7 +68,7 @@ export class RemoteCliSession {
       if (this.waiting) {
         renderer.info('calls of the last turn still wait for approval: deciding them first');
         const earlier = await this.settle(this.waiting, options);
-        if (earlier !== 'completed') return earlier;
+        if (earlier === 'failed' || earlier === 'interrupted') return earlier;
       }
       const submit = async (): Promise<FollowedTurn> => this.follow(await this.turns.submit({ session: this.session, input, options }));
       let followed = await submit();
@@ -78,7 +78,7 @@ export class RemoteCliSession {
         renderer.info('calls of an earlier turn of this session wait for approval: deciding them first');
         const earlier = await this.follow(await this.turns.resume({ session: this.session, decisions: {}, options }));
         const outcome = await this.outcome(earlier, options);
-        if (outcome !== 'completed') return outcome;
+        if (outcome === 'failed' || outcome === 'interrupted') return outcome;
         followed = await submit();
       }
       return await this.outcome(followed, options);
@@ -164,7 +164,7 @@ export class RemoteCliSession {
         const pendingApprovals = event.result.pendingApprovals ?? [];
         if (event.result.stopReason === 'approval_required' && pendingApprovals.length > 0) return { waiting: { ...event.result, pendingApprovals } };
         renderer.turnEnd(event.result);
-        return 'completed';
+        return event.result.stopReason === 'max_steps' ? 'max_steps' : 'completed';
       }
       case 'turn_failed': {
         const error = new Error(event.error.message);

@@ -18,7 +18,7 @@ export async function runChat(options: GlobalOptions): Promise<void> {
   const terminal = terminalCapabilities(process.stdout, process.stdin, process.env);
   // Bash calls are put to the user at the terminal (unless --allow-bash), on the reader's own line.
   const ask = canAskUser(options, process.stdin, process.stdout) ? (question: string, signal: AbortSignal) => reader.question(question, signal) : undefined;
-  const { session, renderer } = await openSession(options, terminal, ask);
+  const { session, renderer } = await openSession(options, terminal, ask, 'chat');
   // A person at a terminal (not a pipe, not --json): Ctrl-C at the prompt clears before it exits.
   const person = process.stdin.isTTY === true && !options.json;
   const lineEditing = person && terminal.lineEditing;

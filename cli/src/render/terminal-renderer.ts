@@ -44,6 +44,8 @@ export class TerminalRenderer implements Renderer {
   constructor(
     private readonly out: NodeJS.WriteStream,
     private readonly terminal: TerminalCapabilities,
+    /** `secondCtrlCExits`: the line of an interrupted turn says that Ctrl-C again exits (chat; `run` has exited). */
+    private readonly options: { readonly secondCtrlCExits?: boolean } = {},
   ) {
     this.spinner = terminal.decorations ? new Spinner(out) : undefined;
     this.wrapper = new WordWrapper(() => terminal.columns());
@@ -105,7 +107,7 @@ export class TerminalRenderer implements Renderer {
 
   interrupted(): void {
     this.spinner?.stop();
-    this.line('⏹ interrupted: the step was aborted (Ctrl-C again to exit)', { all: 'yellow' });
+    this.line(`⏹ interrupted: the step was aborted${this.options.secondCtrlCExits === true ? ' (Ctrl-C again to exit)' : ''}`, { all: 'yellow' });
   }
 
   info(message: string): void {

@@ -14,6 +14,8 @@ import { HAS_SCRIPT, KEY, PtyCli, killPtyLeftovers, stripEscapes } from './pty-h
 const ANSWERS = '? [y]es / [n]o / [a]lways for this session';
 const question = (command: string): string => `Run bash: ${command}${ANSWERS}`;
 const USAGE_LINE = '— 1 step · 0 input tokens · 0 output tokens · stopped at the step limit';
+/** The exit code of a turn that stopped at `--max-steps` (these runs stop after the step of the bash call). */
+const STOPPED_AT_STEP_LIMIT = 3;
 
 /** The lines of the screen: what a carriage return on a line overwrote is gone (the spinner's erasures). */
 function screen(cli: PtyCli): string[] {
@@ -61,7 +63,7 @@ describe('kosong CLI: approval of bash calls', function () {
       expect(asked(cli, 'echo ran > yes.txt; echo done'), cli.output).to.equal(true);
       expect(existsSync(join(ws.cwd, 'yes.txt')), 'nothing runs before the answer').to.equal(false);
       cli.type(`y${KEY.enter}`);
-      expect(await cli.waitForExit()).to.equal(0);
+      expect(await cli.waitForExit()).to.equal(STOPPED_AT_STEP_LIMIT);
       expect(existsSync(join(ws.cwd, 'yes.txt'))).to.equal(true);
       expect(screen(cli)).to.include('✓ #1 bash: $ echo ran > yes.txt; echo done');
       expect(toolMessages(join(ws.cwd, 's.jsonl')).get('b1')).to.include('done');
@@ -71,7 +73,7 @@ describe('kosong CLI: approval of bash calls', function () {
       const cli = new PtyCli(['--provider', 'echo', '--max-steps', '1', '--session', 's.jsonl', 'run', toolCallLine('b1', 'bash', { command: 'touch no.txt' })], ws.cwd);
       await cli.waitFor(ANSWERS);
       cli.type(`n${KEY.enter}`);
-      expect(await cli.waitForExit()).to.equal(0);
+      expect(await cli.waitForExit()).to.equal(STOPPED_AT_STEP_LIMIT);
       expect(existsSync(join(ws.cwd, 'no.txt')), 'the command never ran').to.equal(false);
       expect(screen(cli)).to.include(`✗ #1 bash: The tool call was denied: ${USER_DENIED}`);
       expect(screen(cli)).to.include(USAGE_LINE);
@@ -87,7 +89,7 @@ describe('kosong CLI: approval of bash calls', function () {
       await cli.waitFor('Please answer y (yes), n (no) or a (always for this session): ', { from });
       from = cli.output.length;
       cli.type(`a${KEY.enter}`);
-      expect(await cli.waitForExit()).to.equal(0);
+      expect(await cli.waitForExit()).to.equal(STOPPED_AT_STEP_LIMIT);
       expect(existsSync(join(ws.cwd, 'one.txt'))).to.equal(true);
       expect(existsSync(join(ws.cwd, 'two.txt'))).to.equal(true);
       expect(stripEscapes(cli.output).split(ANSWERS), 'one question only').to.have.length(2);
@@ -106,7 +108,7 @@ describe('kosong CLI: approval of bash calls', function () {
       cli.type(`${toolCallLine('b2', 'bash', { command: 'touch second.txt' })}${KEY.enter}`);
       await cli.waitFor(USAGE_LINE, { from });
       cli.type(KEY.ctrlD);
-      expect(await cli.waitForExit()).to.equal(0);
+      expect(await cli.waitForExit()).to.equal(STOPPED_AT_STEP_LIMIT);
       expect(existsSync(join(ws.cwd, 'first.txt'))).to.equal(true);
       expect(existsSync(join(ws.cwd, 'second.txt'))).to.equal(true);
       expect(stripEscapes(cli.output.slice(from))).not.to.include(ANSWERS);
@@ -124,7 +126,7 @@ describe('kosong CLI: approval of bash calls', function () {
       cli.type(`n${KEY.enter}`);
       await cli.waitFor(question('echo two'), { from: asked });
       cli.type(`y${KEY.enter}`);
-      expect(await cli.waitForExit()).to.equal(0);
+      expect(await cli.waitForExit()).to.equal(STOPPED_AT_STEP_LIMIT);
       expect(screen(cli)).to.include(`✗ #1 bash: The tool call was denied: ${USER_DENIED}`);
       expect(screen(cli)).to.include('✓ #2 bash: $ echo two');
     });
@@ -133,7 +135,7 @@ describe('kosong CLI: approval of bash calls', function () {
       const cli = new PtyCli(['--provider', 'echo', '--max-steps', '1', '--session', 's.jsonl', 'run', toolCallLine('b1', 'bash', { command: 'touch eof.txt' })], ws.cwd, { columns: 200 });
       await cli.waitFor(ANSWERS);
       cli.type(KEY.ctrlD);
-      expect(await cli.waitForExit()).to.equal(0);
+      expect(await cli.waitForExit()).to.equal(STOPPED_AT_STEP_LIMIT);
       expect(existsSync(join(ws.cwd, 'eof.txt'))).to.equal(false);
       expect(screen(cli)).to.include(`✗ #1 bash: The tool call was denied: ${NO_ANSWER}`);
       expect(toolMessages(join(ws.cwd, 's.jsonl')).get('b1')).to.include(NO_ANSWER);
@@ -145,7 +147,7 @@ describe('kosong CLI: approval of bash calls', function () {
       cli.type(`${toolCallLine('b1', 'bash', { command: 'touch eof.txt' })}${KEY.enter}`);
       await cli.waitFor(ANSWERS);
       cli.type(KEY.ctrlD);
-      expect(await cli.waitForExit()).to.equal(0);
+      expect(await cli.waitForExit()).to.equal(STOPPED_AT_STEP_LIMIT);
       expect(existsSync(join(ws.cwd, 'eof.txt'))).to.equal(false);
       expect(screen(cli)).to.include(`✗ #1 bash: The tool call was denied: ${NO_ANSWER}`);
       expect(screen(cli)).to.include(USAGE_LINE);
@@ -166,7 +168,7 @@ describe('kosong CLI: approval of bash calls', function () {
       expect(await cli.waitForExit()).to.equal(130);
       expect(await waitUntilGone(sleeper, 5_000), `the approved command's sleep (pid ${sleeper}) was stopped`).to.equal(true);
       expect(existsSync(join(ws.cwd, 'never.txt'))).to.equal(false);
-      expect(screen(cli).filter((line) => line !== '').at(-1)).to.equal('⏹ interrupted: the step was aborted (Ctrl-C again to exit)');
+      expect(screen(cli).filter((line) => line !== '').at(-1), 'run has exited: no second Ctrl-C to offer').to.equal('⏹ interrupted: the step was aborted');
       // The step is not in the history; the call ledger recorded that b1 started (b2 never did).
       const records = readJsonl(join(ws.cwd, 's.jsonl'));
       expect(records.map((line) => line['role'])).to.deep.equal(['user', '_call_started']);
@@ -199,7 +201,7 @@ describe('kosong CLI: approval of bash calls', function () {
       expect(asked(cli, shown), cli.output).to.equal(true);
       expect(screen(cli)).to.include('(characters the terminal would not print as themselves are shown escaped, e.g. \\x1b for ESC)');
       cli.type(`y${KEY.enter}`);
-      expect(await cli.waitForExit()).to.equal(0);
+      expect(await cli.waitForExit()).to.equal(STOPPED_AT_STEP_LIMIT);
       expect(screen(cli)).to.include(`✓ #1 bash: $ ${shown}`);
       for (const raw of ['\x1b[2K\x1b[1A', '\u202e', 'safe\r']) expect(cli.output, JSON.stringify(raw)).not.to.include(raw);
     });
@@ -211,7 +213,7 @@ describe('kosong CLI: approval of bash calls', function () {
       expect(screen(cli).some((line) => line.startsWith(`Run bash with arguments {"cmd": "ls\\x1b[2J"${ANSWERS} `)), cli.output).to.equal(true);
       expect(cli.output).not.to.include('\x1b[2J');
       cli.type(`y${KEY.enter}`);
-      expect(await cli.waitForExit()).to.equal(0);
+      expect(await cli.waitForExit()).to.equal(STOPPED_AT_STEP_LIMIT);
       const result = toolMessages(join(ws.cwd, 's.jsonl')).get('b1');
       expect(result).to.be.a('string').and.include('Error parsing JSON arguments');
     });
@@ -223,12 +225,12 @@ describe('kosong CLI: approval of bash calls', function () {
       const screen = stripEscapes(cli.output).replace(/\r?\n/g, '');
       expect(screen).to.include(`Run bash: echo start ${'x'.repeat(1_189)} [… 3,215 characters not shown …] ${'x'.repeat(596)} end${ANSWERS}`);
       cli.type(`n${KEY.enter}`);
-      expect(await cli.waitForExit()).to.equal(0);
+      expect(await cli.waitForExit()).to.equal(STOPPED_AT_STEP_LIMIT);
     });
 
     it('--json on a terminal never asks: bash is refused unless --allow-bash', async () => {
       const cli = new PtyCli(['--provider', 'echo', '--max-steps', '1', '--json', 'run', toolCallLine('b1', 'bash', { command: 'touch no.txt' })], ws.cwd);
-      expect(await cli.waitForExit()).to.equal(0);
+      expect(await cli.waitForExit()).to.equal(STOPPED_AT_STEP_LIMIT);
       expect(cli.output).not.to.include('Run bash');
       expect(existsSync(join(ws.cwd, 'no.txt'))).to.equal(false);
       const events = jsonEvents(stripEscapes(cli.output).replace(/\r\n/g, '\n'));
@@ -237,7 +239,7 @@ describe('kosong CLI: approval of bash calls', function () {
 
     it('--allow-bash runs without asking', async () => {
       const cli = new PtyCli(['--provider', 'echo', '--max-steps', '1', '--allow-bash', 'run', toolCallLine('b1', 'bash', { command: 'touch yes.txt' })], ws.cwd);
-      expect(await cli.waitForExit()).to.equal(0);
+      expect(await cli.waitForExit()).to.equal(STOPPED_AT_STEP_LIMIT);
       expect(cli.output).not.to.include('Run bash');
       expect(existsSync(join(ws.cwd, 'yes.txt'))).to.equal(true);
     });
@@ -250,14 +252,14 @@ describe('kosong CLI: approval of bash calls', function () {
         runCli(['--provider', 'echo', '--max-steps', '1', '--session', 's.jsonl', 'run', script], ws.cwd),
         runCli(['--provider', 'echo', '--max-steps', '1'], ws.cwd, { input: `${toolCallLine('c1', 'bash', { command: 'touch chat.txt' })}\n` }),
       ]);
-      expect(plain.code, plain.stderr).to.equal(0);
+      expect(plain.code, plain.stderr).to.equal(STOPPED_AT_STEP_LIMIT);
       for (const file of ['one.txt', 'two.txt', 'chat.txt']) expect(existsSync(join(ws.cwd, file)), file).to.equal(false);
       const lines = plain.stdout.split('\n');
       expect(lines.filter((line) => line === NOBODY_TO_ASK_NOTICE), 'the notice, once').to.have.length(1);
       expect(lines).to.include(`✗ #1 bash: The tool call was denied: ${NOBODY_TO_ASK}`);
       expect(lines).to.include(`✗ #2 bash: The tool call was denied: ${NOBODY_TO_ASK}`);
       expect(toolMessages(join(ws.cwd, 's.jsonl')).get('b2')).to.include('--allow-bash');
-      expect(piped.code, piped.stderr).to.equal(0);
+      expect(piped.code, piped.stderr).to.equal(STOPPED_AT_STEP_LIMIT);
       expect(piped.stdout).to.include(`${NOBODY_TO_ASK_NOTICE}\n`);
       expect(piped.stdout).to.include(`✗ #1 bash: The tool call was denied: ${NOBODY_TO_ASK}`);
     });
@@ -265,7 +267,7 @@ describe('kosong CLI: approval of bash calls', function () {
     it('--json: approval_request and approval_decision events, in order with the call and its result', async () => {
       const script = [toolCallLine('r1', 'read_file', { path: 'notes.txt' }), toolCallLine('b1', 'bash', { command: 'touch no.txt' })].join('\n');
       const run = await runCli(['--provider', 'echo', '--max-steps', '1', '--json', 'run', script], ws.cwd);
-      expect(run.code, run.stderr).to.equal(0);
+      expect(run.code, run.stderr).to.equal(STOPPED_AT_STEP_LIMIT);
       expect(run.stderr).to.equal('');
       const events = jsonEvents(run.stdout);
       const bash = events.filter((e) => JSON.stringify(e).includes('"b1"') && e.type !== 'step_end' && e.type !== 'turn_end');
@@ -281,7 +283,7 @@ describe('kosong CLI: approval of bash calls', function () {
 
     it('--allow-bash: runs without asking, and no approval events', async () => {
       const run = await runCli(['--provider', 'echo', '--max-steps', '1', '--allow-bash', '--json', 'run', toolCallLine('b1', 'bash', { command: 'touch yes.txt' })], ws.cwd);
-      expect(run.code, run.stderr).to.equal(0);
+      expect(run.code, run.stderr).to.equal(STOPPED_AT_STEP_LIMIT);
       expect(existsSync(join(ws.cwd, 'yes.txt'))).to.equal(true);
       expect(jsonEvents(run.stdout).filter((e) => e.type.startsWith('approval_') || e.type === 'info')).to.deep.equal([]);
     });

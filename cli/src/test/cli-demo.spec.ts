@@ -100,9 +100,9 @@ describe('kosong CLI: one-shot run with the demo provider', function () {
       expect(lines.filter((l) => l.startsWith('— '))).to.have.length(1);
     });
 
-    it('with --max-steps 2, stops after the second step and says so', () => {
+    it('with --max-steps 2, stops after the second step, says so and exits 3', () => {
       expect(limited.stderr).to.equal('');
-      expect(limited.code).to.equal(0);
+      expect(limited.code).to.equal(3);
       const usage = addUsage(demo[0]!.usage, demo[1]!.usage);
       expect(limited.stdout.trimEnd().split('\n').at(-1)).to.equal(
         `— 2 steps · ${en(inputTokens(usage))} input tokens (${en(usage.inputCacheRead)} cached) · ${en(usage.output)} output tokens · stopped at the step limit`,

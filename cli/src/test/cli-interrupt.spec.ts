@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import { isAlive, killLeftovers, makeWorkspace, readJsonl, runCli, startCli, toolCallLine, waitForFileLine, waitUntilGone, type Workspace } from './cli-harness.js';
 
 const INTERRUPTED_LINE = '⏹ interrupted: the step was aborted (Ctrl-C again to exit)';
+/** `run` exits after the turn: it does not offer a second Ctrl-C. */
+const RUN_INTERRUPTED_LINE = '⏹ interrupted: the step was aborted';
 /** What the next turn says before it completes the step Ctrl-C cut off (from the session's call ledger). */
 const COMPLETING_LINE = 'the last step was cut off while 1 tool call ran: completing it first (a call that may have run is not run again unless its tool only reads; the model is told)';
 /** The start of the result the model gets for a call Ctrl-C cut off, when that step is completed. */
@@ -75,7 +77,7 @@ describe('kosong CLI: Ctrl-C during a tool call', function () {
       expect(elapsed, 'exit after Ctrl-C (ms)').to.be.below(PROMPT_EXIT_MS);
       expect(await waitUntilGone(pid), `the tool's sleep (pid ${pid}) was stopped`).to.equal(true);
       expect(exit.stdout).to.include('\n✗ #1 bash: Tool `bash` was cancelled: Interrupted by the user\n');
-      expect(exit.stdout.trimEnd().split('\n').at(-1)).to.equal(INTERRUPTED_LINE);
+      expect(exit.stdout.trimEnd().split('\n').at(-1)).to.equal(RUN_INTERRUPTED_LINE);
       expect(existsSync(join(ws.base, 'finished')), 'the rest of the command never ran').to.equal(false);
       expect(exit.stdout).not.to.match(/^— /m);
       const file = join(ws.cwd, 'session.jsonl');

@@ -13,6 +13,9 @@ import { HAS_SCRIPT, KEY, PtyCli, killPtyLeftovers, stripEscapes } from './pty-h
 
 const ANSWERS = '? [y]es / [n]o / [a]lways for this session';
 
+/** The exit code of a turn that stopped at `--max-steps` (these runs stop after the step of the bash call). */
+const STOPPED_AT_STEP_LIMIT = 3;
+
 describe('kosong --redis: approval of bash calls on worker processes (real redis-server)', function () {
   this.timeout(60_000);
   let redis: RedisServer;
@@ -50,7 +53,7 @@ describe('kosong --redis: approval of bash calls on worker processes (real redis
     cli.type(`y${KEY.enter}`);
     await cli.waitFor(`Run bash: touch no.txt${ANSWERS}`);
     cli.type(`n${KEY.enter}`);
-    expect(await cli.waitForExit(30_000)).to.equal(0);
+    expect(await cli.waitForExit(30_000)).to.equal(STOPPED_AT_STEP_LIMIT);
     const screen = stripEscapes(cli.output).split(/\r*\n/).map((line) => line.slice(line.lastIndexOf('\r') + 1));
     expect(screen).to.include('✓ #1 bash: $ touch yes.txt');
     expect(screen).to.include(`✗ #2 bash: The tool call was denied: ${USER_DENIED}`);
@@ -108,11 +111,11 @@ describe('kosong --redis: approval of bash calls on worker processes (real redis
   it('without a terminal: denied, the model told why, the user told once; --json shows the deferral and the denial', async () => {
     const script = toolCallLine('b1', 'bash', { command: 'touch no.txt' });
     const plain = await runCli(['--redis', redis.url, '--max-steps', '1', 'run', script], ws.cwd, { timeoutMs: 30_000 });
-    expect(plain.code, plain.stderr).to.equal(0);
+    expect(plain.code, plain.stderr).to.equal(STOPPED_AT_STEP_LIMIT);
     expect(plain.stdout).to.include(`${NOBODY_TO_ASK_NOTICE}\n`);
     expect(plain.stdout).to.include(`✗ #1 bash: The tool call was denied: ${NOBODY_TO_ASK}`);
     const json = await runCli(['--redis', redis.url, '--max-steps', '1', '--json', 'run', script], ws.cwd, { timeoutMs: 30_000 });
-    expect(json.code, json.stderr).to.equal(0);
+    expect(json.code, json.stderr).to.equal(STOPPED_AT_STEP_LIMIT);
     const events = jsonEvents(json.stdout);
     const decisions = events.filter((e) => e.type === 'approval_decision').map((e) => e.decision);
     expect(decisions).to.deep.equal([{ type: 'defer' }, { type: 'deny', reason: NOBODY_TO_ASK }]);

@@ -14,10 +14,13 @@ interface ReturnValue {
   readonly message: string;
 }
 
-/** The tool results of a `--json` run, by call id; and the turn must have ended normally. */
+/** The exit code of a turn that stopped at `--max-steps` (these runs stop after the step of the calls). */
+const STOPPED_AT_STEP_LIMIT = 3;
+
+/** The tool results of a `--json` run, by call id; and the turn must have stopped at the step limit. */
 function resultsById(run: CliExit): Map<string, ReturnValue> {
   expect(run.stderr).to.equal('');
-  expect(run.code).to.equal(0);
+  expect(run.code).to.equal(STOPPED_AT_STEP_LIMIT);
   const events = jsonEvents(run.stdout);
   expect(events.at(-1)).to.include({ type: 'turn_end', stopReason: 'max_steps' });
   return new Map(
@@ -82,7 +85,7 @@ describe('kosong CLI: built-in tools', function () {
   it('shows refused and allowed calls in plain output too', async () => {
     const script = [toolCallLine('up', 'read_file', { path: '../outside.txt' }), toolCallLine('ok', 'read_file', { path: 'notes.txt' })].join('\n');
     const run = await runCli(['--provider', 'echo', '--max-steps', '1', 'run', script], ws.cwd);
-    expect(run.code).to.equal(0);
+    expect(run.code).to.equal(STOPPED_AT_STEP_LIMIT);
     expect(run.stdout).to.include('\n✗ #1 read_file: Path "../outside.txt" is outside the working directory; only paths inside it are allowed.\n');
     expect(run.stdout).to.include('\n✓ #2 read_file: Read notes.txt (3 lines)\n');
     expect(run.stdout).not.to.include(ws.secret);
@@ -107,7 +110,7 @@ describe('kosong CLI: built-in tools', function () {
       toolCallLine('d', 'list_directory', { path: 'src' }),
     ].join('\n');
     const run = await runCli(['--provider', 'echo', '--max-steps', '1', 'run', script], ws.cwd);
-    expect(run.code, run.stderr).to.equal(0);
+    expect(run.code, run.stderr).to.equal(STOPPED_AT_STEP_LIMIT);
     const results = run.stdout.split('\n').filter((line) => /^[✓✗] /.test(line));
     expect(results).to.have.members([
       '✓ #1 read_file: Read notes.txt (3 lines)',
@@ -133,7 +136,7 @@ describe('kosong CLI: built-in tools', function () {
   it('shows the start of the output of bash results, failed ones too', async () => {
     const script = [toolCallLine('s', 'bash', { command: 'seq 1 12' }), toolCallLine('f', 'bash', { command: 'echo oops >&2; exit 3' })].join('\n');
     const run = await runCli(['--provider', 'echo', '--allow-bash', '--max-steps', '1', 'run', script], ws.cwd);
-    expect(run.code, run.stderr).to.equal(0);
+    expect(run.code, run.stderr).to.equal(STOPPED_AT_STEP_LIMIT);
     const lines = run.stdout.split('\n');
     const seq = lines.indexOf('✓ #1 bash: $ seq 1 12');
     expect(seq, run.stdout).to.be.at.least(0);
@@ -150,7 +153,7 @@ describe('kosong CLI: built-in tools', function () {
     let maxRssMb = 0;
     const sampler = setInterval(() => (maxRssMb = Math.max(maxRssMb, rssMb(cli.pid))), 50);
     const run = await cli.waitForExit(40_000).finally(() => clearInterval(sampler));
-    expect(run.code, run.stderr).to.equal(0);
+    expect(run.code, run.stderr).to.equal(STOPPED_AT_STEP_LIMIT);
     const result = resultsById(run).get('y')!;
     expect(result).to.include({ isError: true, message: 'bash exited with code 124' });
     expect(result.output.startsWith('y\ny\ny\n')).to.equal(true);
