@@ -77,11 +77,12 @@ export interface CallLedger {
   /**
    * Records a call's start, durably: it resolves once the record would survive the process and,
    * unless `options.sync` is `false` (a call safe to run again), a power cut (a sync to disk).
+   * `undefined` instead of a promise: it is recorded already (a ledger in memory).
    *
    * @throws Error when the record does not follow the open step (another step is open, or the
    *   message does not continue its records), or the store refuses it.
    */
-  recordStart(record: CallStartRecord, options?: RecordStartOptions): Promise<void>;
+  recordStart(record: CallStartRecord, options?: RecordStartOptions): Promise<void> | undefined;
   /** Records a call's outcome (it may be written lazily: before the next append, in order). */
   recordOutcome(record: CallOutcomeRecord): Promise<void>;
 }
@@ -164,13 +165,9 @@ export class MemoryCallLedger implements CallLedger {
     return this.#state.openStep;
   }
 
-  recordStart(record: CallStartRecord): Promise<void> {
-    try {
-      this.#state.apply(record);
-      return Promise.resolve();
-    } catch (error) {
-      return Promise.reject(error);
-    }
+  recordStart(record: CallStartRecord): undefined {
+    this.#state.apply(record);
+    return undefined;
   }
 
   recordOutcome(record: CallOutcomeRecord): Promise<void> {

@@ -113,7 +113,11 @@ export class LinearContext implements AgentContext, CallLedger {
    * Records a call's start: one line, synced to disk (with any other start recorded meanwhile), or
    * only written (`sync: false`: a process crash does not lose it, a power cut may).
    */
-  recordStart(record: CallStartRecord, options: RecordStartOptions = {}): Promise<void> {
+  recordStart(record: CallStartRecord, options: RecordStartOptions = {}): Promise<void> | undefined {
+    if (this.path === undefined) {
+      this.ledgerState.apply(record); // in memory: the state is the ledger, recorded at once
+      return undefined;
+    }
     return this.record(record, options.sync !== false);
   }
 

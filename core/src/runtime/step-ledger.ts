@@ -20,9 +20,10 @@ export interface StepLedger {
    * Records that call `index` is about to run, with the message so far: its content parts and the
    * calls made so far (this one among them). Resolves once the record would survive the process —
    * and, unless `sync` is `false` (a call whose tool is `'safe'` to run again), a power cut too; the
-   * toolset is called only then. A rejection: the call does not run (an error result saying so).
+   * toolset is called only then; `undefined` (not a promise): recorded already, the call runs at once.
+   * A rejection (or a throw): the call does not run (an error result saying so).
    */
-  callStarted(index: number, content: readonly ContentPart[], toolCalls: readonly ToolCall[], sync?: boolean): Promise<void>;
+  callStarted(index: number, content: readonly ContentPart[], toolCalls: readonly ToolCall[], sync?: boolean): Promise<void> | undefined;
   /**
    * Records the outcome of call `index`. Not called for a call that settles after the step was
    * cancelled (its outcome is "interrupted"). Must not throw; its durability may lag (a lost

@@ -233,13 +233,19 @@ export class ToolRuns {
       this.run(index, call, context, startedAt);
       return;
     }
-    let recording: Promise<void>;
+    let recording: Promise<void> | undefined;
     try {
       // A call safe to run again need not survive a power cut: its record is not synced on its own.
       const sync = replayPolicyOf(this.toolset, call) !== 'safe';
       recording = ledger.callStarted(index, this.settings.content?.() ?? NO_CONTENT, this.calls, sync);
     } catch (error) {
       recording = Promise.reject(error);
+    }
+    if (recording === undefined) {
+      // Recorded already (a ledger in memory): the call runs now.
+      (this.recorded ??= [])[index] = true;
+      this.run(index, call, context, startedAt);
+      return;
     }
     recording.then(
       () => {

@@ -17,6 +17,10 @@ const variants = async () => import('./variants.js');
 const KINDS: readonly { readonly kind: ContextKind; readonly description: string }[] = [
   { kind: 'memory', description: 'an in-memory `LinearContext()` (no file), a new one each turn' },
   { kind: 'file', description: '`LinearContext(path)` on a JSONL file in the OS temporary directory (ext4 here), one session' },
+  {
+    kind: 'file-paced',
+    description: 'the same with a model that waits 2 ms before each part it streams (500 parts a second, faster than any real model), one session',
+  },
   { kind: 'redis', description: '`RedisContext` on a local redis-server without persistence, one session' },
   { kind: 'redis-aof', description: '`RedisContext` on a local redis-server with AOF, `appendfsync always`, one session' },
 ];
@@ -26,6 +30,7 @@ function load(kind: ContextKind, mode: LedgerMode): VariantEntry['load'] {
     const v = await variants();
     if (kind === 'memory') return { prepare: v.prepareMemory(mode) };
     if (kind === 'file') return { prepare: v.prepareFile(mode) };
+    if (kind === 'file-paced') return { prepare: v.prepareFile(mode, true) };
     return { prepare: v.prepareRedis(mode, kind === 'redis-aof') };
   };
 }

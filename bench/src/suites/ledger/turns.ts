@@ -4,7 +4,7 @@
  *
  * @module
  */
-export const TURNS = { memory: 800, file: 60, redis: 150, 'redis-aof': 60 } as const;
+export const TURNS = { memory: 800, file: 60, 'file-paced': 16, redis: 150, 'redis-aof': 60 } as const;
 
 /** A kind of context the suite measures. */
 export type ContextKind = keyof typeof TURNS;

@@ -19,6 +19,9 @@ import { TURNS } from './turns.js';
 import { countFileWrites, countRedisCommands, counts, snapshot } from './counters.js';
 import { agentMaker, benchAgent, CALLS_PER_TURN, checkHistory, checkTurn, INPUT, MESSAGES_PER_TURN, type LedgerMode, type ToolTally } from './workload.js';
 
+/** How long the paced model waits before each part it streams, in ms (500 parts a second: faster than any real model). */
+export const PACE_MS = 2;
+
 /** Turns of the untimed reference (no ledger) each Redis variant measures its round trips against. */
 const REFERENCE_TURNS = 10;
 
@@ -53,7 +56,7 @@ class CountingLinearContext extends LinearContext {
     this.#records = records;
   }
 
-  override recordStart(...args: Parameters<LinearContext['recordStart']>): Promise<void> {
+  override recordStart(...args: Parameters<LinearContext['recordStart']>): Promise<void> | undefined {
     this.#records.starts++;
     return super.recordStart(...args);
   }
@@ -126,10 +129,14 @@ export function prepareMemory(mode: LedgerMode): () => PreparedVariant<Output> {
   };
 }
 
-/** One session in a JSONL file (its lock taken before the runs), every turn appended to it. */
-export function prepareFile(mode: LedgerMode): () => Promise<PreparedVariant<Output>> {
+/**
+ * One session in a JSONL file (its lock taken before the runs), every turn appended to it; `paced`:
+ * the model waits {@link PACE_MS} before each streamed part (as any real model takes its time).
+ */
+export function prepareFile(mode: LedgerMode, paced = false): () => Promise<PreparedVariant<Output>> {
+  const turns: number = paced ? TURNS['file-paced'] : TURNS.file;
   return async () => {
-    const label = `file-${mode}`;
+    const label = `file-${paced ? 'paced-' : ''}${mode}`;
     const dir = temporaryDirectory();
     await countFileWrites(dir);
     const path = join(dir, 'session.jsonl');
@@ -137,16 +144,16 @@ export function prepareFile(mode: LedgerMode): () => Promise<PreparedVariant<Out
     const context = new CountingLinearContext(records, path, mode === 'written' ? { syncCallStarts: false } : {});
     await context.restore(); // takes the session's lock
     const tally: ToolTally = { executed: 0, withoutKey: 0 };
-    const agent = benchAgent(context, mode, tally);
+    const agent = benchAgent(context, mode, tally, paced ? PACE_MS : undefined);
     let turnsSoFar = 0;
     return {
       async run() {
-        const output = await runTurns(TURNS.file, () => agent, tally, records, turnsSoFar);
+        const output = await runTurns(turns, () => agent, tally, records, turnsSoFar);
         turnsSoFar = output.turnsSoFar;
         return output;
       },
       verify(output) {
-        checkRun(label, mode, TURNS.file, output, true);
+        checkRun(label, mode, turns, output, true);
         checkHistory(label, context.history, output.turnsSoFar);
         const roles = readFileSync(path, 'utf8')
           .trimEnd()
@@ -161,8 +168,8 @@ export function prepareFile(mode: LedgerMode): () => Promise<PreparedVariant<Out
         }
       },
       measure: (output) => ({
-        syncsPerTurn: output.syncs / TURNS.file,
-        writesPerTurn: output.writes / TURNS.file,
+        syncsPerTurn: output.syncs / turns,
+        writesPerTurn: output.writes / turns,
       }),
     };
   };

@@ -63,9 +63,10 @@ function firstStepParts(): StreamedMessagePart[] {
 }
 
 /** A scripted model: step 1's response until the history ends with a tool message, then the answer. */
-export function scriptedModel(): ChatProvider {
-  const calls = new MockChatProvider(firstStepParts(), { finishReason: 'tool_calls' });
-  const answer = new MockChatProvider(ANSWER_DELTAS.map((text) => textPart(text)), { finishReason: 'stop' });
+export function scriptedModel(paceMs?: number): ChatProvider {
+  const pace = paceMs === undefined ? {} : { delayMs: paceMs };
+  const calls = new MockChatProvider(firstStepParts(), { finishReason: 'tool_calls', ...pace });
+  const answer = new MockChatProvider(ANSWER_DELTAS.map((text) => textPart(text)), { finishReason: 'stop', ...pace });
   const provider: ChatProvider = {
     name: 'mock',
     modelName: 'mock',
@@ -108,8 +109,8 @@ export function benchToolset(tally: ToolTally): Toolset {
 }
 
 /** Makes agents on any context, all with one scripted model and one toolset of `mode`. */
-export function agentMaker(mode: LedgerMode, tally: ToolTally): (context: AgentContext) => Agent {
-  const provider = scriptedModel();
+export function agentMaker(mode: LedgerMode, tally: ToolTally, paceMs?: number): (context: AgentContext) => Agent {
+  const provider = scriptedModel(paceMs);
   const toolset = benchToolset(tally);
   if (mode !== 'today') return (context) => new Agent({ systemPrompt: 'You are a benchmark.', context, step: (options) => step({ ...options, provider, toolset }) });
   // Steps as they ran before the ledger: the step function does not pass it on, so nothing is recorded.
@@ -117,8 +118,8 @@ export function agentMaker(mode: LedgerMode, tally: ToolTally): (context: AgentC
 }
 
 /** An agent on `context` with the scripted model and the toolset of `mode`. */
-export function benchAgent(context: AgentContext, mode: LedgerMode, tally: ToolTally): Agent {
-  return agentMaker(mode, tally)(context);
+export function benchAgent(context: AgentContext, mode: LedgerMode, tally: ToolTally, paceMs?: number): Agent {
+  return agentMaker(mode, tally, paceMs)(context);
 }
 
 /** The turn's input. */
