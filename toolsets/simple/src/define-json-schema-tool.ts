@@ -1,12 +1,11 @@
 import type { JsonSchema, JsonValue, ToolContext } from '@kosong/core';
-import { ajvIssues, formatJsonPath, jsonPointerSegments } from '@kosong/core/json-schema';
+import { ajvIssues, checkParsedJson, formatJsonPath, jsonPointerSegments } from '@kosong/core/json-schema';
 import type * as AjvModule from 'ajv/dist/2020.js';
 import type { Ajv2020, ValidateFunction } from 'ajv/dist/2020.js';
 import { createRequire } from 'node:module';
 import type { ArgumentCheck, CallableTool, ToolOutput } from './callable-tool.js';
 import { deepFreeze } from './deep-freeze.js';
 import { ToolDefinitionError } from './errors.js';
-import { stripPrototypeKeys } from './prototype-keys.js';
 import { checkKnownOptions, checkNeedsApproval, type ApprovalOption } from './approval-option.js';
 import { checkReplay, type ReplayOption } from './replay-option.js';
 import { checkLimits, checkNameAndDescription, type ToolLimits } from './tool-limits.js';
@@ -27,7 +26,8 @@ export interface JsonSchemaToolDefinition<Args> extends ToolLimits, ReplayOption
  * against the draft 2020-12 meta-schema and compiled once, here.
  *
  * - `execute` gets the parsed JSON as it is (ajv applies no defaults and removes nothing), minus the
- *   keys that lead to a prototype (see {@link stripPrototypeKeys}). `Args` is not checked against the schema by TypeScript: state it truthfully.
+ *   keys that lead to a prototype (see {@link stripPrototypeKeys}); a number beyond the double range
+ *   (`1e400`, which `JSON.parse` reads as `Infinity`) is an invalid argument, as for zod tools. `Args` is not checked against the schema by TypeScript: state it truthfully.
  * - All issues are reported to the model (ajv `allErrors`), at most 20 lines of them.
  * - `format` is an annotation only (as draft 2020-12 says by default): it is not validated.
  * - Unknown keywords are allowed (ajv non-strict mode), as the meta-schema allows them.
@@ -54,8 +54,12 @@ export function defineJsonSchemaTool<Args = JsonValue>(definition: JsonSchemaToo
     ...limits,
     ...replay,
     ...approval,
-    validate: (args: JsonValue): ArgumentCheck<Args> =>
-      validator(args) ? { ok: true, value: stripPrototypeKeys(args) as Args } : { ok: false, issues: ajvIssues(validator.errors ?? []) },
+    validate: (args: JsonValue): ArgumentCheck<Args> => {
+      if (!validator(args)) return { ok: false, issues: ajvIssues(validator.errors ?? []) };
+      // The rule of structured output and zod tools: a number beyond the double range (`1e400`, read as Infinity) is invalid; prototype keys go.
+      const clean = checkParsedJson(args);
+      return clean.ok ? { ok: true, value: clean.value as Args } : clean;
+    },
     execute: (args: Args, context: ToolContext) => definition.execute(args, context),
   });
 }

@@ -3,11 +3,10 @@ import { $ZodAsyncError, safeParse, safeParseAsync, type $ZodIssue, type $ZodTyp
 import type { ArgumentCheck, CallableTool, ToolOutput, ValidationIssue } from './callable-tool.js';
 import { deepFreeze } from './deep-freeze.js';
 import { ToolDefinitionError } from './errors.js';
-import { stripPrototypeKeys } from './prototype-keys.js';
 import { checkKnownOptions, checkNeedsApproval, type ApprovalOption } from './approval-option.js';
 import { checkReplay, type ReplayOption } from './replay-option.js';
 import { checkLimits, checkNameAndDescription, type ToolLimits } from './tool-limits.js';
-import { formatJsonPath } from '@kosong/core/json-schema';
+import { formatJsonPath, stripPrototypeKeys } from '@kosong/core/json-schema';
 import { zodToJsonSchema } from '@kosong/core/json-schema';
 
 /** What {@link defineTool} needs: the model-facing name and description, a zod 4 schema, and the code. */

@@ -20,7 +20,7 @@ export type { ReplayOption } from './replay-option.js';
 export type { ApprovalOption, NeedsApproval } from './approval-option.js';
 export { ToolDefinitionError, ToolNameConflictError, UnknownToolError } from './errors.js';
 export { derefJsonSchema, zodToJsonSchema } from '@kosong/core/json-schema';
-export { stripPrototypeKeys } from './prototype-keys.js';
+export { checkParsedJson, stripPrototypeKeys } from '@kosong/core/json-schema';
 export { truncateOutput, truncationNote } from './output-limit.js';
 export { formatIssues, formatJsonPath, MAX_LISTED_ISSUES } from '@kosong/core/json-schema';
 export { describeReturnType, toolAborted, toolAbortedBeforeStart, toolTimedOut } from './tool-results.js';

@@ -142,3 +142,23 @@ describe('builders refuse an option they do not know', () => {
     }
   });
 });
+
+describe('a number beyond the double range in tool arguments', () => {
+  it('is an invalid argument for a JSON-Schema tool, as for a zod tool (1e400 is read as Infinity)', async () => {
+    const ran: unknown[] = [];
+    const jsonTool = defineJsonSchemaTool<{ n: number }>({
+      name: 'json_n',
+      description: 'Takes a number.',
+      parameters: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] },
+      execute: (args) => (ran.push(args), 'ok'),
+    });
+    const zodTool = defineTool({ name: 'zod_n', description: 'Takes a number.', parameters: z.object({ n: z.number() }), execute: (args) => (ran.push(args), 'ok') });
+    const toolset = new SimpleToolset([jsonTool, zodTool]);
+    for (const name of ['json_n', 'zod_n']) {
+      const { result } = await callOnce(toolset, name, '{"n": 1e400}');
+      expect(result.returnValue.message, name).to.match(/^Error validating JSON arguments/);
+    }
+    expect((await callOnce(toolset, 'json_n', '{"n": 1e300}')).result.returnValue.output).to.equal('ok');
+    expect(ran).to.deep.equal([{ n: 1e300 }]);
+  });
+});
