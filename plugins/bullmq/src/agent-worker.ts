@@ -15,9 +15,11 @@ import {
 } from '@kosong/core';
 import { DelayedError, Job, Queue, UnrecoverableError, WaitingError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { DEFAULT_APPROVAL_MAX_AGE_MS, checkSecretOption, secretFor, verifyDecisions, type ApprovalSecretOption } from './approval-signature.js';
 import { asUnavailable, closeOrDisconnect, closeRedis, createRedis, isRedisUnavailable, type RedisConnection } from './connection.js';
 import { FencedError } from './errors.js';
 import { DEFAULT_PREFIX, GlobalKeys, SessionKeys, TURN_QUEUE } from './keys.js';
+import { checkKnownOptions, type KnownOptions } from './options.js';
 import { RedisContext } from './redis-context.js';
 import { PUBLISH_SCRIPT } from './scripts.js';
 import { SessionLease } from './session-lease.js';
@@ -59,7 +61,39 @@ export interface AgentWorkerOptions {
    * a `RedisUnavailableError` past it.
    */
   readonly reconnectWindowMs?: number;
+  /**
+   * The secret approval decisions must be signed with (HMAC-SHA256, at least 16 bytes; the
+   * `approvalSecret` of the submitters' `TurnQueue`): one for every tenant, or a function giving
+   * each tenant's (`undefined`: that tenant's decisions are all refused). It never goes to Redis.
+   *
+   * With it, a resumption whose decisions are not signed with the tenant's secret — for its tenant,
+   * session and job, the step that waits, and each decided call with the tool and arguments it has
+   * in that step — fails with an `ApprovalSignatureError` before anything runs: its calls still
+   * wait, and a correctly signed resumption can still decide them. A resumption without decisions
+   * needs no signature (it decides nothing). Without a secret, every decision found in Redis is
+   * taken as it is: whoever can write to Redis can approve any tenant's calls.
+   */
+  readonly approvalSecret?: ApprovalSecretOption;
+  /** How old a signature may be when its resumption runs (default 1 h): a signature copied later is refused. */
+  readonly approvalMaxAgeMs?: number;
 }
+
+const AGENT_WORKER_OPTIONS: KnownOptions<AgentWorkerOptions> = {
+  connection: true,
+  kernel: true,
+  concurrency: true,
+  systemPrompt: true,
+  maxSteps: true,
+  lockDurationMs: true,
+  stalledIntervalMs: true,
+  maxRecoveries: true,
+  waitTurnMs: true,
+  orphanDeadlineMs: true,
+  prefix: true,
+  reconnectWindowMs: true,
+  approvalSecret: true,
+  approvalMaxAgeMs: true,
+};
 
 /** The name of the event-publishing script on the worker's connection. */
 const PUBLISH_COMMAND = 'kosongPublishTurnEvent';
@@ -103,7 +137,10 @@ export class AgentWorker {
   #started: Promise<void> | undefined;
   #closing: Promise<void> | undefined;
 
+  /** @throws TypeError for an option it does not know, or an approval secret that is no secret. */
   constructor(private readonly options: AgentWorkerOptions) {
+    checkKnownOptions('AgentWorker', options, AGENT_WORKER_OPTIONS);
+    checkSecretOption(options.approvalSecret, 'AgentWorker');
     this.#prefix = options.prefix ?? DEFAULT_PREFIX;
     this.#keys = new GlobalKeys(this.#prefix);
     this.#redis = createRedis(options.connection, { blocking: true, name: 'kosong-agent-worker' });
@@ -265,6 +302,7 @@ export class AgentWorker {
     // A resumption completes the waiting step of the turn that deferred it, and goes on with that turn:
     // its steps and usage go on from that turn's (the pending step's number is its agent's own count).
     const resuming = data.resume !== undefined && pending !== undefined && !resumed;
+    if (resuming) this.#checkSignature(data, pending);
     if ((resumed || resuming) && progress.usage) usage = progress.usage as TokenUsage;
     const stepsDone = resuming ? progress.steps + 1 - pending.step : resumed ? progress.steps : 0;
     // The turn the call ledger keys this turn's steps under (step n of the turn: `{session}/{id}/{n}`):
@@ -346,6 +384,25 @@ export class AgentWorker {
     await publisher.flush();
     if (result.stopReason === 'approval_required' && context.pendingStep) return approvalRequired(context.pendingStep, stepsDone + result.steps, usage);
     return { message: result.message, steps: stepsDone + result.steps, usage, stopReason: result.stopReason };
+  }
+
+  /**
+   * With an approval secret: refuses (an `ApprovalSignatureError`, before anything runs) decisions
+   * that are not signed with the tenant's secret for this resumption and the step that waits.
+   */
+  #checkSignature(data: TurnJobData, pending: PendingStep): void {
+    const { approvalSecret } = this.options;
+    const decisions = data.resume!.decisions;
+    if (approvalSecret === undefined || Object.keys(decisions).length === 0) return;
+    const tenant = data.tenant ?? undefined;
+    verifyDecisions(secretFor(approvalSecret, tenant, 'AgentWorker'), data.resume!.signed, {
+      tenant,
+      session: data.session,
+      turnId: data.turnId,
+      pending,
+      decisions,
+      maxAgeMs: this.options.approvalMaxAgeMs ?? DEFAULT_APPROVAL_MAX_AGE_MS,
+    });
   }
 
   /** Cancels the tool jobs of the step the turn's lost worker was running, and waits for them to stop. */

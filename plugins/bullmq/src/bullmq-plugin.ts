@@ -1,5 +1,7 @@
 import { definePlugin, type Plugin } from '@kosong/core';
+import { checkSecretOption, type ApprovalSecretOption } from './approval-signature.js';
 import type { RedisConnection } from './connection.js';
+import { checkKnownOptions, type KnownOptions } from './options.js';
 import { RemoteToolset, type RemoteToolsetOptions } from './remote-toolset.js';
 import { TurnQueue } from './turn-queue.js';
 
@@ -10,7 +12,11 @@ export interface BullmqPluginOptions {
   readonly prefix?: string;
   /** The plugin's name in the kernel (default `bullmq`). */
   readonly name?: string;
+  /** The approval secret {@link BullmqPlugin.turns} signs its decisions with (see `TurnQueueOptions.approvalSecret`). */
+  readonly approvalSecret?: ApprovalSecretOption;
 }
+
+const PLUGIN_OPTIONS: KnownOptions<BullmqPluginOptions> = { connection: true, prefix: true, name: true, approvalSecret: true };
 
 /** What {@link bullmqPlugin} gives: a kernel plugin, plus remote toolsets and a turn queue that live as long as the kernel. */
 export interface BullmqPlugin extends Plugin {
@@ -34,6 +40,8 @@ export interface BullmqPlugin extends Plugin {
  * const turn = await bullmq.turns.submit({ tenant: 'acme', session: 'chat-42', input: 'hello' });
  */
 export function bullmqPlugin(options: BullmqPluginOptions): BullmqPlugin {
+  checkKnownOptions('bullmqPlugin', options, PLUGIN_OPTIONS);
+  checkSecretOption(options.approvalSecret, 'bullmqPlugin');
   const toolsets = new Set<RemoteToolset>();
   let turns: TurnQueue | undefined;
   let disposed = false;
@@ -67,7 +75,11 @@ export function bullmqPlugin(options: BullmqPluginOptions): BullmqPlugin {
     },
     get turns() {
       checkOpen();
-      turns ??= new TurnQueue({ connection: options.connection, ...(options.prefix === undefined ? {} : { prefix: options.prefix }) });
+      turns ??= new TurnQueue({
+        connection: options.connection,
+        ...(options.prefix === undefined ? {} : { prefix: options.prefix }),
+        ...(options.approvalSecret === undefined ? {} : { approvalSecret: options.approvalSecret }),
+      });
       return turns;
     },
   });

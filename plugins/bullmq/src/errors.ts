@@ -4,6 +4,7 @@ const FENCED_ERROR = errorMarker('FencedError');
 const TURN_FAILED_ERROR = errorMarker('TurnFailedError');
 const TURN_CANCELLED_ERROR = errorMarker('TurnCancelledError');
 const REDIS_UNAVAILABLE_ERROR = errorMarker('RedisUnavailableError');
+const APPROVAL_SIGNATURE_ERROR = errorMarker('ApprovalSignatureError');
 
 /**
  * A write to a session was refused because the writer's lease expired or another worker took the
@@ -72,5 +73,24 @@ export class RedisUnavailableError extends Error {
   /** Whether `error` is a {@link RedisUnavailableError}. */
   static isInstance(error: unknown): error is RedisUnavailableError {
     return hasErrorMarker(error, REDIS_UNAVAILABLE_ERROR);
+  }
+}
+
+/**
+ * An agent worker with an approval secret refused the decisions of a resumption: unsigned, not
+ * signed with the secret, or signed for another tenant, session, step, resumption or call (see
+ * `AgentWorkerOptions.approvalSecret`). Nothing of the step ran; its calls still wait for approval.
+ * The submitter sees it as a `TurnFailedError` whose `errorName` is `ApprovalSignatureError`.
+ */
+export class ApprovalSignatureError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ApprovalSignatureError';
+    markError(this, APPROVAL_SIGNATURE_ERROR);
+  }
+
+  /** Whether `error` is an {@link ApprovalSignatureError}. */
+  static isInstance(error: unknown): error is ApprovalSignatureError {
+    return hasErrorMarker(error, APPROVAL_SIGNATURE_ERROR);
   }
 }

@@ -23,6 +23,7 @@ import { Redis } from 'ioredis';
 import { asUnavailable, closeRedis, createRedis, type RedisConnection } from './connection.js';
 import { FencedError } from './errors.js';
 import { DEFAULT_PREFIX, SessionKeys } from './keys.js';
+import { checkKnownOptions, type KnownOptions } from './options.js';
 import { APPEND_SCRIPT, COMPLETE_STEP_SCRIPT, DEFER_STEP_SCRIPT, FENCED_HSET_SCRIPT, LEDGER_RECORD_SCRIPT } from './scripts.js';
 import { SessionLease } from './session-lease.js';
 
@@ -53,6 +54,17 @@ export interface RedisContextOptions {
   /** How long commands wait for Redis to come back before they fail with a `RedisUnavailableError` (default 15 s; for a connection opened here). */
   readonly reconnectWindowMs?: number;
 }
+
+const REDIS_CONTEXT_OPTIONS: KnownOptions<RedisContextOptions> = {
+  connection: true,
+  tenant: true,
+  session: true,
+  prefix: true,
+  fence: true,
+  turn: true,
+  claimTtlMs: true,
+  reconnectWindowMs: true,
+};
 
 /** What the context records about the running turn with each append. */
 export interface RedisContextTurn {
@@ -110,7 +122,9 @@ export class RedisContext implements AgentContext, CallLedger {
   readonly #writer = randomUUID();
   #writes = 0;
 
+  /** @throws TypeError for an option it does not know. */
   constructor(private readonly options: RedisContextOptions) {
+    checkKnownOptions('RedisContext', options, REDIS_CONTEXT_OPTIONS);
     this.keys = new SessionKeys(options.prefix ?? DEFAULT_PREFIX, options.tenant, options.session);
     const { connection } = options;
     if (connection instanceof Redis) {

@@ -16,6 +16,7 @@ import { Job, Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { asUnavailable, closeOrDisconnect, closeRedis, createRedis, type RedisConnection } from './connection.js';
 import { DEFAULT_PREFIX, GlobalKeys, toolQueueName } from './keys.js';
+import { checkKnownOptions, type KnownOptions } from './options.js';
 import { cancelToolJob, signalToolJob } from './tool-job-canceller.js';
 import { callJobId, remoteToolTimedOut, toolWorkerLost, type ToolJobData, type ToolJobOutcome } from './tool-job.js';
 import type { PublishedToolList } from './tool-worker.js';
@@ -50,6 +51,19 @@ export interface RemoteToolsetOptions {
   /** How long commands wait for Redis to come back before the call fails (default 15 s). */
   readonly reconnectWindowMs?: number;
 }
+
+const REMOTE_TOOLSET_OPTIONS: KnownOptions<RemoteToolsetOptions> = {
+  connection: true,
+  name: true,
+  tenant: true,
+  tools: true,
+  replay: true,
+  timeoutMs: true,
+  abandonAfterMs: true,
+  resendCancelMs: true,
+  prefix: true,
+  reconnectWindowMs: true,
+};
 
 /** A call waiting for its job's outcome. */
 interface PendingCall {
@@ -120,8 +134,11 @@ export class RemoteToolset implements Toolset {
   /**
    * Connects to the queue of `name` for `tenant`. Without `tools`, reads the tool list a worker
    * published; fails if none has.
+   *
+   * @throws TypeError for an option it does not know (before anything connects).
    */
   static async connect(options: RemoteToolsetOptions): Promise<RemoteToolset> {
+    checkKnownOptions('RemoteToolset', options, REMOTE_TOOLSET_OPTIONS);
     const redis = createRedis(options.connection, {
       blocking: false,
       name: 'kosong-remote-toolset',

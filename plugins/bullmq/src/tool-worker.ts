@@ -3,6 +3,7 @@ import { Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { closeOrDisconnect, closeRedis, createRedis, type RedisConnection } from './connection.js';
 import { DEFAULT_PREFIX, GlobalKeys, toolQueueName } from './keys.js';
+import { checkKnownOptions, type KnownOptions } from './options.js';
 import { isToolJobData, runLocally, toolAbandonedAtShutdown, toolWorkerLost, type ToolJobOutcome } from './tool-job.js';
 
 /** Options of {@link ToolWorker.start}. */
@@ -42,6 +43,20 @@ export interface ToolWorkerOptions {
   /** Prefix of every Redis key (default `kosong`). */
   readonly prefix?: string;
 }
+
+const TOOL_WORKER_OPTIONS: KnownOptions<ToolWorkerOptions> = {
+  connection: true,
+  toolset: true,
+  name: true,
+  tenant: true,
+  concurrency: true,
+  lockDurationMs: true,
+  stalledIntervalMs: true,
+  retryOnWorkerLoss: true,
+  replay: true,
+  maxRetriesOnWorkerLoss: true,
+  prefix: true,
+};
 
 /** Options of {@link ToolWorker.close}. */
 export interface ToolWorkerCloseOptions {
@@ -142,8 +157,12 @@ export class ToolWorker {
     this.#worker.on('error', () => undefined);
   }
 
-  /** Starts a worker: publishes the tool list, listens for cancellations, then takes calls. */
+  /**
+   * Starts a worker: publishes the tool list, listens for cancellations, then takes calls.
+   * @throws TypeError for an option it does not know (before anything connects).
+   */
   static async start(options: ToolWorkerOptions): Promise<ToolWorker> {
+    checkKnownOptions('ToolWorker', options, TOOL_WORKER_OPTIONS);
     const worker = new ToolWorker(options);
     try {
       await worker.#begin();

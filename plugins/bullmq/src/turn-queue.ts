@@ -1,10 +1,21 @@
 import { randomUUID } from 'node:crypto';
-import { NoPendingApprovalError, isApprovalDecision, pendingApprovals, pendingStepFromJSON, textPart, type ApprovalDecision, type Message } from '@kosong/core';
+import {
+  NoPendingApprovalError,
+  isApprovalDecision,
+  pendingApprovals,
+  pendingStepFromJSON,
+  textPart,
+  type ApprovalDecision,
+  type Message,
+  type PendingApproval,
+} from '@kosong/core';
 import { Job, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { callsOf, checkSecretOption, secretFor, signDecisions, type ApprovalSecretOption, type SignedCall, type SignedDecisions } from './approval-signature.js';
 import { asUnavailable, closeOrDisconnect, closeRedis, createRedis, isRedisUnavailable, type RedisConnection } from './connection.js';
 import { RedisUnavailableError, TurnCancelledError, TurnFailedError } from './errors.js';
 import { DEFAULT_PREFIX, GlobalKeys, SessionKeys, TURN_QUEUE } from './keys.js';
+import { checkKnownOptions, type KnownOptions } from './options.js';
 import { FINISH_SCRIPT, SUBMIT_SCRIPT } from './turn-scripts.js';
 import { isTerminalTurnEvent, type QueuedTurnResult, type TurnEvent } from './turn-events.js';
 
@@ -21,8 +32,11 @@ export interface TurnJobData {
   readonly session: string;
   readonly input: readonly Message[];
   readonly options: TurnOptions;
-  /** Set for a resumption (`TurnQueue.resume`): the decisions about the calls that wait for approval. */
-  readonly resume?: { readonly decisions: Readonly<Record<string, ApprovalDecision>> };
+  /**
+   * Set for a resumption (`TurnQueue.resume`): the decisions about the calls that wait for approval,
+   * and their signature when the queue has an approval secret.
+   */
+  readonly resume?: { readonly decisions: Readonly<Record<string, ApprovalDecision>>; readonly signed?: SignedDecisions };
 }
 
 /** Options of one queued turn, applied by the worker. */
@@ -34,6 +48,8 @@ export interface TurnOptions {
   /** A registered provider's name (default: the tenant's, else the worker kernel's default). */
   readonly provider?: string;
 }
+
+const TURN_OPTIONS: KnownOptions<TurnOptions> = { systemPrompt: true, maxSteps: true, provider: true };
 
 /** What {@link TurnQueue.submit} takes. */
 export interface TurnSubmission {
@@ -58,8 +74,20 @@ export interface TurnResumption {
    * `approval_required` again.
    */
   readonly decisions: Readonly<Record<string, ApprovalDecision>>;
+  /**
+   * The calls the decisions are about, as the submitter was shown them: the `pendingApprovals` of
+   * the turn that ended with `approval_required`. With an approval secret, the signature covers
+   * these calls (tool and arguments), so a call changed in Redis after it was shown is refused by
+   * the worker. Without them the queue signs the calls that wait in Redis when `resume` is called;
+   * they are required (with a secret and decisions) while earlier turns of the session are still
+   * queued or running, since the step that will wait is not known yet.
+   */
+  readonly pendingApprovals?: readonly PendingApproval[];
   readonly options?: TurnOptions;
 }
+
+const SUBMISSION_OPTIONS: KnownOptions<TurnSubmission> = { tenant: true, session: true, input: true, options: true };
+const RESUMPTION_OPTIONS: KnownOptions<TurnResumption> = { tenant: true, session: true, decisions: true, pendingApprovals: true, options: true };
 
 /** Options of a {@link TurnQueue}. */
 export interface TurnQueueOptions {
@@ -73,7 +101,15 @@ export interface TurnQueueOptions {
   readonly unavailableAfterMs?: number;
   /** How long `submit`, `resume` and `cancel` wait for Redis to come back before they fail with a {@link RedisUnavailableError} (default 15 s). */
   readonly reconnectWindowMs?: number;
+  /**
+   * The secret `resume` signs its decisions with (HMAC-SHA256; at least 16 bytes), the same as the
+   * agent workers' `approvalSecret` — one for every tenant, or a function giving each tenant's. It
+   * never goes to Redis. Workers with a secret refuse decisions that are not signed with it.
+   */
+  readonly approvalSecret?: ApprovalSecretOption;
 }
+
+const TURN_QUEUE_OPTIONS: KnownOptions<TurnQueueOptions> = { connection: true, prefix: true, unavailableAfterMs: true, reconnectWindowMs: true, approvalSecret: true };
 
 /**
  * Submits agent turns to the `AgentWorker`s of a Redis, and follows them.
@@ -91,7 +127,10 @@ export class TurnQueue {
   readonly #handles = new Set<TurnHandle>();
   #closed = false;
 
+  /** @throws TypeError for an option it does not know, or an approval secret that is no secret. */
   constructor(private readonly options: TurnQueueOptions) {
+    checkKnownOptions('TurnQueue', options, TURN_QUEUE_OPTIONS);
+    checkSecretOption(options.approvalSecret, 'TurnQueue');
     this.#redis = createRedis(options.connection, {
       blocking: false,
       name: 'kosong-turn-queue',
@@ -107,7 +146,8 @@ export class TurnQueue {
    * @throws `TypeError` for a bad submission; an error when Redis is unreachable.
    */
   async submit(submission: TurnSubmission): Promise<TurnHandle> {
-    return this.#enqueue(submission.tenant, submission.session, toMessages(submission.input), submission.options ?? {}, undefined);
+    checkKnownOptions('TurnQueue.submit', submission, SUBMISSION_OPTIONS);
+    return this.#enqueue(randomUUID(), submission.tenant, submission.session, toMessages(submission.input), submission.options ?? {}, undefined);
   }
 
   /**
@@ -121,24 +161,53 @@ export class TurnQueue {
    * the worker, against the step that waits when the resumption runs (its turn then fails with
    * `NoPendingApprovalError`).
    *
-   * @throws `TypeError` for a bad resumption or a value that is no decision; `NoPendingApprovalError`
-   *   when nothing waits in the session, or a decision names a call that does not wait;
-   *   {@link RedisUnavailableError} when Redis is unreachable.
+   * With an `approvalSecret`, the decisions (unless there are none) are signed for this tenant,
+   * session and resumption, the waiting step and the calls decided about (see
+   * {@link TurnResumption.pendingApprovals}): a worker with the secret runs nothing on decisions it
+   * did not sign, and fails the turn with `ApprovalSignatureError` instead (the calls still wait).
+   *
+   * @throws `TypeError` for a bad resumption or a value that is no decision, and (with a secret)
+   *   for decisions it cannot sign: earlier turns still pending and no `pendingApprovals`, a
+   *   decision about a call that is not among them, or no secret for the tenant;
+   *   `NoPendingApprovalError` when nothing waits in the session, or a decision names a call that
+   *   does not wait; {@link RedisUnavailableError} when Redis is unreachable.
    */
   async resume(resumption: TurnResumption): Promise<TurnHandle> {
-    const decisions = resumption.decisions;
+    checkKnownOptions('TurnQueue.resume', resumption, RESUMPTION_OPTIONS);
+    const { tenant, session, decisions } = resumption;
     if (typeof decisions !== 'object' || decisions === null || Array.isArray(decisions)) throw new TypeError('decisions must be an object of decisions by tool call id');
     for (const [id, decision] of Object.entries(decisions)) {
       if (!isApprovalDecision(decision)) throw new TypeError(`the decision for "${id}" is not an approval decision ({ type: 'approve' | 'deny' | 'defer' })`);
     }
     this.#checkOpen();
-    checkSession(resumption.tenant, resumption.session);
-    await this.#checkDecisions(resumption.tenant, resumption.session, decisions);
-    return this.#enqueue(resumption.tenant, resumption.session, [], resumption.options ?? {}, { decisions });
+    checkSession(tenant, session);
+    const shown = resumption.pendingApprovals === undefined ? undefined : shownStep(resumption.pendingApprovals);
+    const waiting = await this.#checkDecisions(tenant, session, decisions);
+    const where = `Session "${session}"${tenant === undefined ? '' : ` of tenant "${tenant}"`}`;
+    if (shown && waiting && shown.stepId !== waiting.stepId) {
+      throw new NoPendingApprovalError(`${where}: the calls given were deferred in step ${shown.stepId}, and step ${waiting.stepId} waits; nothing was queued`);
+    }
+    const turnId = randomUUID();
+    let signed: SignedDecisions | undefined;
+    if (this.options.approvalSecret !== undefined && Object.keys(decisions).length > 0) {
+      const secret = secretFor(this.options.approvalSecret, tenant, 'TurnQueue');
+      if (!secret) throw new TypeError(`TurnQueue.resume: ${where}: approvalSecret gives no secret for this tenant, so its decisions cannot be signed`);
+      const step = shown ?? waiting;
+      if (!step) {
+        throw new TypeError(
+          `TurnQueue.resume: ${where}: earlier turns of the session are still queued or running, so the step that will wait is not known here; pass the pendingApprovals of the turn that ended with approval_required to sign the decisions`,
+        );
+      }
+      signed = signDecisions(secret, { tenant, session, turnId, stepId: step.stepId, decisions, calls: step.calls });
+    }
+    return this.#enqueue(turnId, tenant, session, [], resumption.options ?? {}, { decisions, ...(signed ? { signed } : {}) });
   }
 
-  /** Checks decisions against the step that waits in the session, unless an earlier turn may still change it. */
-  async #checkDecisions(tenant: string | undefined, session: string, decisions: Readonly<Record<string, ApprovalDecision>>): Promise<void> {
+  /**
+   * Checks decisions against the step that waits in the session, unless an earlier turn may still
+   * change it; returns that step's id and calls (`undefined` when earlier turns are still pending).
+   */
+  async #checkDecisions(tenant: string | undefined, session: string, decisions: Readonly<Record<string, ApprovalDecision>>): Promise<WaitingStep | undefined> {
     const keys = this.#sessionKeys(tenant, session);
     let stored: [number, string | null];
     try {
@@ -151,20 +220,22 @@ export class TurnQueue {
       throw asUnavailable(error, 'Cannot resume the turn');
     }
     const [turnsAhead, encoded] = stored;
-    if (turnsAhead > 0) return; // the worker checks them when the resumption's turn comes
+    if (turnsAhead > 0) return undefined; // the worker checks them when the resumption's turn comes
     const where = `Session "${session}"${tenant === undefined ? '' : ` of tenant "${tenant}"`}`;
     if (encoded === null) throw new NoPendingApprovalError(`${where}: no step waits for approval, there is nothing to resume`);
-    const waiting = pendingApprovals(pendingStepFromJSON(JSON.parse(encoded))).map((p) => p.toolCall.id);
+    const pending = pendingStepFromJSON(JSON.parse(encoded));
+    const waiting = pendingApprovals(pending).map((p) => p.toolCall.id);
     for (const id of Object.keys(decisions)) {
       if (!waiting.includes(id)) throw new NoPendingApprovalError(`${where}: no call with id "${id}" waits for approval (waiting: ${waiting.join(', ')}); nothing was queued`);
     }
+    return { stepId: pending.stepId, calls: callsOf(pending.message.toolCalls ?? []) };
   }
 
-  async #enqueue(tenant: string | undefined, session: string, input: readonly Message[], options: TurnOptions, resume: TurnJobData['resume']): Promise<TurnHandle> {
+  async #enqueue(turnId: string, tenant: string | undefined, session: string, input: readonly Message[], options: TurnOptions, resume: TurnJobData['resume']): Promise<TurnHandle> {
     this.#checkOpen();
     checkSession(tenant, session);
+    checkKnownOptions('TurnOptions', options, TURN_OPTIONS);
     if (options.maxSteps !== undefined && (!Number.isInteger(options.maxSteps) || options.maxSteps < 1)) throw new TypeError('maxSteps must be a positive integer');
-    const turnId = randomUUID();
     const keys = this.#sessionKeys(tenant, session);
     try {
       await this.#redis.eval(SUBMIT_SCRIPT, 3, keys.seq, keys.pending, keys.turn(turnId), turnId, tenant ?? '', session, Date.now(), TURN_TTL_SECONDS);
@@ -365,6 +436,24 @@ export class TurnHandle {
     this.#detached = true;
     await Promise.all([...this.#readers].map((r) => closeRedis(r)));
   }
+}
+
+/** A step whose calls wait, as a submitter signs decisions about them. */
+interface WaitingStep {
+  readonly stepId: string;
+  readonly calls: readonly SignedCall[];
+}
+
+/**
+ * The step and calls of a turn's `pendingApprovals`.
+ * @throws TypeError when they are not of one step.
+ */
+function shownStep(approvals: readonly PendingApproval[]): WaitingStep {
+  if (!Array.isArray(approvals)) throw new TypeError('pendingApprovals must be the pendingApprovals of a turn result');
+  const steps = new Set(approvals.map((a) => a?.stepId));
+  const [stepId] = steps;
+  if (steps.size !== 1 || typeof stepId !== 'string') throw new TypeError('pendingApprovals must be calls of one step (the pendingApprovals of one turn result)');
+  return { stepId, calls: callsOf(approvals.map((a) => a.toolCall)) };
 }
 
 /** @throws TypeError for a tenant or session that is not a non-empty string. */
