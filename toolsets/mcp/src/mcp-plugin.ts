@@ -1,5 +1,6 @@
 import { definePlugin, type Plugin } from '@kosong/core';
-import { McpToolset, type McpToolsetOptions } from './mcp-toolset.js';
+import { MCP_TOOLSET_OPTIONS, McpToolset, type McpToolsetOptions } from './mcp-toolset.js';
+import { checkKnownOptions, type KnownOptions } from './options.js';
 
 /** Options of {@link mcpPlugin}: those of the toolset, with a required name. */
 export interface McpPluginOptions extends McpToolsetOptions {
@@ -12,6 +13,8 @@ export interface McpPluginOptions extends McpToolsetOptions {
    */
   readonly bindToolset?: boolean;
 }
+
+const PLUGIN_OPTIONS: KnownOptions<McpPluginOptions> = { ...MCP_TOOLSET_OPTIONS, name: true, bindToolset: true };
 
 /** A kernel plugin over one MCP server. */
 export interface McpPlugin extends Plugin {
@@ -37,9 +40,13 @@ export interface McpPlugin extends Plugin {
  * await kernel.use(providerPlugin, github);
  * await kernel.runner().step({ systemPrompt, history });
  * await kernel.dispose();                        // closes the session
+ *
+ * @throws TypeError for an option it does not know (in `server` too).
  */
 export function mcpPlugin(options: McpPluginOptions): McpPlugin {
-  const toolset = new McpToolset(options);
+  checkKnownOptions('mcpPlugin', options, PLUGIN_OPTIONS);
+  const { bindToolset: _bindToolset, ...toolsetOptions } = options;
+  const toolset = new McpToolset(toolsetOptions);
   const plugin = definePlugin({
     name: options.name,
     async setup(context) {

@@ -6,6 +6,7 @@
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { checkKnownOptions, type KnownOptions } from './options.js';
 
 /**
  * A server run as a child process, spoken to over its stdin and stdout. One process per
@@ -39,6 +40,22 @@ export interface McpHttpServerConfig {
 
 /** An MCP server: {@link McpStdioServerConfig} or {@link McpHttpServerConfig}. */
 export type McpServerConfig = McpStdioServerConfig | McpHttpServerConfig;
+
+const STDIO_OPTIONS: KnownOptions<McpStdioServerConfig> = { type: true, command: true, args: true, env: true, cwd: true, stderr: true };
+const HTTP_OPTIONS: KnownOptions<McpHttpServerConfig> = { type: true, url: true, headers: true };
+
+/**
+ * Checks a server's config when a toolset is made.
+ * @throws TypeError for a config that is not an object, of no known type, or with an option its type does not know.
+ * @internal
+ */
+export function checkServerConfig(server: unknown): void {
+  if (typeof server !== 'object' || server === null) throw new TypeError('McpToolset: server must be an object ({ type: \'stdio\', command } or { type: \'http\', url })');
+  const { type } = server as { type?: unknown };
+  if (type === 'stdio') checkKnownOptions('McpToolset: a stdio server', server, STDIO_OPTIONS);
+  else if (type === 'http') checkKnownOptions('McpToolset: an http server', server, HTTP_OPTIONS);
+  else throw new TypeError(`Unknown MCP server type: ${JSON.stringify(type)}`);
+}
 
 /** A fresh (not started) SDK transport for a server. @internal */
 export function createTransport(server: McpServerConfig): Transport {

@@ -21,8 +21,9 @@ import { untilAborted } from './abort.js';
 import { McpConnection, type McpConnectionEvents } from './mcp-connection.js';
 import { McpConnectionError } from './mcp-connection-error.js';
 import { checkMcpReplayOption, mcpReplayPolicy, type McpReplayOption } from './mcp-replay.js';
-import { defaultServerName, type McpServerConfig } from './mcp-server-config.js';
+import { checkServerConfig, defaultServerName, type McpServerConfig } from './mcp-server-config.js';
 import { convertMcpToolResult, MCP_MAX_OUTPUT_CHARS } from './mcp-tool-result.js';
+import { checkKnownOptions, type KnownOptions } from './options.js';
 
 /** A tool as the MCP server describes it (`tools/list`), with its real (unprefixed) name. */
 export type { McpToolInfo };
@@ -69,6 +70,20 @@ export interface McpToolsetOptions {
    */
   readonly onError?: (error: McpConnectionError) => void;
 }
+
+/** The options of {@link McpToolsetOptions}, by name. @internal */
+export const MCP_TOOLSET_OPTIONS: KnownOptions<McpToolsetOptions> = {
+  server: true,
+  name: true,
+  prefix: true,
+  filter: true,
+  timeoutMs: true,
+  maxOutputChars: true,
+  describeTool: true,
+  replay: true,
+  onToolsChanged: true,
+  onError: true,
+};
 
 /** The default time limit of MCP requests, in ms. */
 export const DEFAULT_MCP_TIMEOUT_MS = 60_000;
@@ -132,9 +147,12 @@ export class McpToolset implements Toolset {
   /**
    * A toolset that is not connected yet: call {@link McpToolset.connect} (or let the first call connect).
    *
-   * @throws TypeError for a `replay` option that is neither a record of replay policies nor a function.
+   * @throws TypeError for an option it does not know (in `server` too), or a `replay` option that is
+   *   neither a record of replay policies nor a function.
    */
   constructor(options: McpToolsetOptions) {
+    checkKnownOptions('McpToolset', options, MCP_TOOLSET_OPTIONS);
+    checkServerConfig(options.server);
     this.#replay = checkMcpReplayOption(options.replay);
     this.#options = options;
     this.name = options.name ?? defaultServerName(options.server);
@@ -149,7 +167,8 @@ export class McpToolset implements Toolset {
   /**
    * Creates a toolset and connects it: starts the server (stdio) or a session (HTTP), and lists its tools.
    *
-   * @throws {McpConnectionError} if the server cannot be reached or does not complete the handshake.
+   * @throws {McpConnectionError} if the server cannot be reached or does not complete the handshake;
+   *   `TypeError` for an option it does not know (before anything starts).
    */
   static async connect(options: McpToolsetOptions): Promise<McpToolset> {
     const toolset = new McpToolset(options);

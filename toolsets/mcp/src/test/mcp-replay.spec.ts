@@ -141,7 +141,7 @@ describe('McpToolset replay policies', () => {
           generation: {},
           generate(...args: Parameters<ChatProvider['generate']>) {
             const answered = args[2].some((m: Message) => m.role === 'tool');
-            const parts = answered ? [textPart('Done.')] : [toolCall('c1', 'echo', '{"text": "hi"}'), toolCall('c2', 'slow', '{"ms": 60000}')];
+            const parts = answered ? [textPart('Done.')] : [toolCall('c1', 'read_slowly', '{"ms": 60000}'), toolCall('c2', 'slow', '{"ms": 60000}')];
             return new MockChatProvider(parts, answered ? {} : { finishReason: 'tool_calls' }).generate(...args);
           },
           withThinking: () => provider,
@@ -151,16 +151,15 @@ describe('McpToolset replay policies', () => {
       };
       const agent = (context: LinearContext): Agent => new Agent({ systemPrompt: '', context, step: (o) => step({ ...o, provider: model(), toolset }) });
 
-      // The first context stands for a process that stops while `slow` runs: it never finishes its step.
-      // (`echo` comes first: a step is completed with the calls its last start record knew, and calls of
-      // safe tools are not recorded, so a safe call after the last recorded one would not be in it.)
+      // The first context stands for a process that stops while both calls run: it never finishes its
+      // step, and neither call has an outcome (a safe call that finished would keep its recorded one).
       const first = new LinearContext(session, { lock: false });
       await first.restore();
       const stopped = new AbortController();
       const firstTurn = agent(first).run('Go.', { signal: stopped.signal }).catch((error: unknown) => error);
       await waitFor('both calls to reach the server', async () => {
         const { started } = await statsOf(toolset);
-        return started.slow === 1 && started.echo === 1;
+        return started.slow === 1 && started.read_slowly === 1;
       }, 10_000);
 
       const second = new LinearContext(session, { lock: false });
@@ -168,9 +167,9 @@ describe('McpToolset replay policies', () => {
       const result = await agent(second).run('Go on.');
       expect(result.stopReason).to.equal('no_tool_calls');
       const { started } = await statsOf(toolset);
-      expect(started, 'slow ran once, echo twice').to.deep.equal({ slow: 1, echo: 2 });
+      expect(started, 'slow ran once, read_slowly twice').to.deep.equal({ echo: 0, slow: 1, read_slowly: 2 });
       const results = second.history.filter((m) => m.role === 'tool').map((m) => m.content.map((p) => (p.type === 'text' ? p.text : '')).join(''));
-      expect(results[0]).to.equal('hi');
+      expect(results[0]).to.equal('read');
       expect(results[1]).to.match(/Tool call was interrupted: it started, but its outcome was never recorded/);
       await second.close();
 

@@ -140,7 +140,7 @@ export interface FixtureStats {
   readonly cancelled: readonly { readonly requestId: string | number; readonly reason: string }[];
   readonly sessionsOpened: number;
   readonly sessionsClosed: number;
-  readonly started: { readonly echo: number; readonly slow: number };
+  readonly started: { readonly echo: number; readonly slow: number; readonly read_slowly: number };
 }
 
 /** Asks the fixture behind a toolset what it observed (its `stats` tool, maybe prefixed); tracks its pid. */
