@@ -399,7 +399,7 @@ describe('the call ledger', () => {
         // Exactly one resumed it; the other was refused, at start or (if it came after) with nothing left to resume.
         expect(codes.filter((code) => code === 0), outputs.join('\n')).to.have.length(1);
         const refused = outputs[codes.findIndex((code) => code !== 0)]!;
-        expect(refused).to.match(/error (ContextFileError: .*the session is in use by process|NoPendingApprovalError)/);
+        expect(refused, refused).to.match(/error (ContextFileError: .*the session is in use by process|NoPendingApprovalError)/);
         expect(markerLines(marker).length).to.be.at.most(1);
         const loaded = await restored(session);
         expect(loaded.pendingStep).to.equal(undefined);

@@ -1,5 +1,5 @@
 import { constants, readFileSync } from 'node:fs';
-import { mkdir, open, rmdir, stat, unlink, utimes } from 'node:fs/promises';
+import { link, mkdir, open, rmdir, stat, unlink, utimes } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import { randomUUID } from '../random-uuid.js';
@@ -89,27 +89,39 @@ interface Seen {
   readonly ino: number;
 }
 
-/** Creates the lock file exclusively, with `me` in it; `false` if one exists. */
+/**
+ * Creates the lock file exclusively, whole: `me` is written to a file of its own, which is then
+ * linked as the lock (a link never replaces a file, nor follows a link at the lock's path), so a
+ * lock file is never seen half-written. `false` if one exists.
+ */
 async function create(lockPath: string, me: Holder): Promise<boolean> {
+  const path = lockPath.slice(0, -'.lock'.length);
+  const draft = `${lockPath}.${me.token}`;
   let handle;
   try {
-    handle = await open(lockPath, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | (constants.O_NOFOLLOW ?? 0), 0o600);
+    handle = await open(draft, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | (constants.O_NOFOLLOW ?? 0), 0o600);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST') return false;
     if (code === 'ENOENT' || code === 'ENOTDIR') {
-      const path = lockPath.slice(0, -'.lock'.length);
       throw new ContextFileError(path, 'missing-directory', `the directory ${dirname(path)} does not exist, so the file cannot be created`, { cause: error });
     }
-    throw fileOpenError(lockPath.slice(0, -'.lock'.length), error);
+    throw fileOpenError(path, error);
   }
   try {
-    await handle.writeFile(JSON.stringify(me));
-    await handle.sync();
+    try {
+      await handle.writeFile(JSON.stringify(me));
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await link(draft, lockPath);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw fileOpenError(path, error);
   } finally {
-    await handle.close();
+    await unlink(draft).catch(() => undefined);
   }
-  return true;
 }
 
 async function readHolder(lockPath: string): Promise<Seen | 'gone'> {
