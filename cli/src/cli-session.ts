@@ -1,4 +1,4 @@
-import { Kernel, LinearContext, definePlugin, requireApproval, type Agent, type AgentContext, type ApprovalCallback, type GenerationOptions, type ProviderPluginFactory } from '@kosong/core';
+import { Kernel, LinearContext, definePlugin, requireApproval, type Agent, type AgentContext, type AgentEvent, type ApprovalCallback, type GenerationOptions, type ProviderPluginFactory } from '@kosong/core';
 import { describeFailure, type Renderer } from './render/renderer.js';
 import { builtinToolset } from './tools/builtin-tools.js';
 
@@ -20,6 +20,13 @@ export interface CliSessionOptions {
   readonly generation?: GenerationOptions | undefined;
   readonly env: Readonly<Record<string, string | undefined>>;
 }
+
+/** What the model is told at the end of its reply that Ctrl-C cut off (the reply so far before it). */
+export const INTERRUPTED_REPLY = '[The user interrupted this reply (Ctrl-C).]';
+/** The reply recorded for a turn found cut off without one (its process ended while the model streamed). */
+export const CUT_OFF_REPLY = '[No reply: the turn was cut off before the model answered (the kosong process running it ended).]';
+/** What the user is told when a turn starts after such a turn. */
+export const CUT_OFF_TURN_LINE = 'the last turn was cut off before the model answered (its process ended): recorded as interrupted';
 
 /** How a turn ended: `max_steps` is a turn that stopped at the step limit (`--max-steps`). */
 export type TurnOutcome = 'completed' | 'failed' | 'max_steps' | 'interrupted';
@@ -72,26 +79,63 @@ export class CliSession {
     return this.running !== undefined;
   }
 
-  /** Runs one turn; never throws (failures are rendered and reported as the outcome). */
+  /**
+   * Runs one turn; never throws (failures are rendered and reported as the outcome).
+   *
+   * The conversation stays coherent when a turn is cut off: a step whose calls started is completed
+   * by the next turn (see {@link cutOffStep}); a reply cut off before any call started — by Ctrl-C,
+   * a failure, or the end of the process — is recorded as an interrupted assistant message
+   * (`partial`), so that no user message is left without a reply and the next one follows it.
+   */
   async turn(input: string): Promise<TurnOutcome> {
     const controller = new AbortController();
     this.running = controller;
     this.renderer.turnStart(input);
     const cutOff = cutOffStep(this.agent.context);
     if (cutOff !== undefined) this.renderer.info(cutOff);
+    else if (await this.recordReply(CUT_OFF_REPLY)) this.renderer.info(CUT_OFF_TURN_LINE);
+    /** The text the model has streamed in the step that runs: what the user saw of a reply Ctrl-C cuts off. */
+    let streamed = '';
+    const onEvent = (event: AgentEvent): void => {
+      if (event.type === 'step_start') streamed = '';
+      else if (event.type === 'part' && event.part.type === 'text') streamed += event.part.text;
+      this.renderer.event(event);
+    };
     try {
-      const result = await this.agent.run(input, { signal: controller.signal, onEvent: (event) => this.renderer.event(event) });
+      const result = await this.agent.run(input, { signal: controller.signal, onEvent });
       this.renderer.turnEnd(result);
       return result.stopReason === 'max_steps' ? 'max_steps' : 'completed';
     } catch (error) {
       if (controller.signal.aborted) {
+        await this.recordReply(streamed === '' ? INTERRUPTED_REPLY : `${streamed}\n\n${INTERRUPTED_REPLY}`);
         this.renderer.interrupted();
         return 'interrupted';
       }
+      await this.recordReply(`${streamed === '' ? '' : `${streamed}\n\n`}[No reply: the turn failed (${describeFailure(error)}).]`);
       this.renderer.turnFailed(error);
       return 'failed';
     } finally {
       this.running = undefined;
+    }
+  }
+
+  /**
+   * Records `text` as the model's (interrupted) reply when the conversation waits for one — it ends
+   * with a user message, or with the tool results of a whole step — and no step of it is left to
+   * complete (the call ledger's open step, a step waiting for approval: the next turn completes
+   * those). Returns whether it did. A failure to write is said, not thrown: the turn goes on.
+   */
+  private async recordReply(text: string): Promise<boolean> {
+    const context = this.agent.context;
+    if (context.ledger?.openStep !== undefined || context.pendingStep !== undefined) return false;
+    const last = context.history.at(-1);
+    if (last === undefined || last.role === 'assistant' || last.role === 'system') return false;
+    try {
+      await context.append({ role: 'assistant', content: [{ type: 'text', text }], partial: true });
+      return true;
+    } catch (error) {
+      this.renderer.info(`could not record the interrupted reply in the session: ${describeFailure(error)}`);
+      return false;
     }
   }
 

@@ -8,7 +8,7 @@ import { ChatCompletionsServer, textReply } from '@kosong/provider-openai/testin
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { demoScripts } from '../demo.js';
+import { DEMO_NOTICE, demoScripts } from '../demo.js';
 import { jsonEvents, killLeftovers, makeWorkspace, runCli, type CliExit, type Workspace } from './cli-harness.js';
 
 /** What the demo model does, read from its own scripts (so the test follows the script, not a copy). */
@@ -276,5 +276,47 @@ describe('kosong CLI: command line', function () {
       expect(result.stdout).to.equal('');
       expect(result.stderr).to.include('--max-steps').and.include('positive integer');
     });
+  });
+});
+
+describe('kosong CLI: the demo answers every turn', function () {
+  this.timeout(60_000);
+  let ws: Workspace;
+
+  before(() => (ws = makeWorkspace()));
+  after(() => {
+    killLeftovers();
+    ws.remove();
+  });
+
+  it('after its tour, each message gets one answer saying it is a scripted demo and how to choose a real provider, however many there are', async () => {
+    const later = Array.from({ length: 24 }, (_, i) => `message ${i + 2}`);
+    const chat = await runCli([], ws.cwd, { input: ['Show me around', ...later].map((line) => `${line}\n`).join('') });
+    expect(chat.stderr).to.equal('');
+    expect(chat.code).to.equal(0);
+    expect(chat.stdout).not.to.include('exhausted');
+    const usageLines = chat.stdout.split('\n').filter((line) => line.startsWith('— '));
+    expect(usageLines, 'one usage line per message').to.have.length(1 + later.length);
+    expect(usageLines[0]).to.match(/^— 3 steps /);
+    for (const line of usageLines.slice(1)) expect(line).to.match(/^— 1 step /);
+    expect(chat.stdout.split(DEMO_NOTICE), 'the notice once per later message').to.have.length(1 + later.length);
+    expect(chat.stdout).to.include('kosong providers').and.include('--provider');
+    expect(chat.stdout.split(demo[0]!.thinks[0]!), 'the tour is played once').to.have.length(2);
+  });
+
+  it('plays its tour again when asked for it', async () => {
+    const chat = await runCli([], ws.cwd, { input: 'hi\nwhat can you do?\nshow me the tour again\n' });
+    expect(chat.code, chat.stderr).to.equal(0);
+    const usageLines = chat.stdout.split('\n').filter((line) => line.startsWith('— '));
+    expect(usageLines.map((line) => line.split(' · ')[0])).to.deep.equal(['— 3 steps', '— 1 step', '— 3 steps']);
+  });
+
+  it('its turns on a session file go on where the file is: a later run of the session answers with the notice', async () => {
+    const first = await runCli(['--session', 'demo.jsonl', 'run', 'Show me around'], ws.cwd);
+    expect(first.code, first.stderr).to.equal(0);
+    const second = await runCli(['--session', 'demo.jsonl', 'run', 'thanks'], ws.cwd);
+    expect(second.code, second.stderr).to.equal(0);
+    expect(second.stdout).to.include(DEMO_NOTICE);
+    expect(second.stdout).to.match(/^— 1 step /m);
   });
 });

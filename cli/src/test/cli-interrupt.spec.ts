@@ -4,8 +4,9 @@
  * a second Ctrl-C exits 130.
  */
 import { expect } from 'chai';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { CUT_OFF_REPLY, CUT_OFF_TURN_LINE, INTERRUPTED_REPLY } from '../cli-session.js';
 import { isAlive, killLeftovers, makeWorkspace, readJsonl, runCli, startCli, toolCallLine, waitForFileLine, waitUntilGone, type Workspace } from './cli-harness.js';
 
 const INTERRUPTED_LINE = '⏹ interrupted: the step was aborted (Ctrl-C again to exit)';
@@ -194,6 +195,75 @@ describe('kosong CLI: Ctrl-C during a tool call', function () {
     const saved = messagesOf(join(ws.cwd, 'repl.jsonl'));
     expect(saved.map((m) => m['role']), 'the first step completed, the second cut off').to.deep.equal(['user', 'assistant', 'tool', 'user']);
     expect(saved[3]).to.deep.equal({ role: 'user', content: line(2) });
+  });
+});
+
+describe('kosong CLI: a turn cut off before any tool started', function () {
+  this.timeout(30_000);
+  let ws: Workspace;
+
+  beforeEach(() => (ws = makeWorkspace()));
+  afterEach(() => {
+    killLeftovers();
+    ws.remove();
+  });
+
+  it('one-shot Ctrl-C while the model streams: the session records the reply as interrupted, and the next run follows it', async () => {
+    // The demo streams its first step slowly (thinking, then text), with its tool calls at the end.
+    const cli = startCli(['--session', 's.jsonl', 'run', 'Show me around'], ws.cwd);
+    await cli.waitForStdout(/^Let me look/m);
+    cli.interrupt();
+    const exit = await cli.waitForExit();
+    expect(exit.code, exit.stderr).to.equal(130);
+    expect(exit.stdout).not.to.match(/^→ /m);
+    const file = join(ws.cwd, 's.jsonl');
+    const saved = messagesOf(file);
+    expect(saved.map((m) => m['role']), 'the user message has its (interrupted) reply').to.deep.equal(['user', 'assistant']);
+    expect(saved[1]).to.include({ partial: true });
+    expect(saved[1]!['content']).to.be.a('string').that.matches(/^Let me look/).and.satisfies((text: string) => text.endsWith(`\n\n${INTERRUPTED_REPLY}`));
+    expect(saved[1]).not.to.have.property('tool_calls');
+
+    const next = await runCli(['--provider', 'echo', '--session', 's.jsonl', 'run', 'text: go on'], ws.cwd);
+    expect(next.code, next.stderr).to.equal(0);
+    expect(next.stdout).not.to.include('cut off');
+    expect(messagesOf(file).map((m) => m['role'])).to.deep.equal(['user', 'assistant', 'user', 'assistant']);
+  });
+
+  it('a session left without a reply (the process was killed while the model streamed): the next turn records that first, then answers', async () => {
+    const file = join(ws.cwd, 's.jsonl');
+    writeFileSync(file, `${JSON.stringify({ role: 'user', content: 'hello?' })}\n`);
+    const next = await runCli(['--provider', 'echo', '--session', 's.jsonl', 'run', 'text: here'], ws.cwd);
+    expect(next.code, next.stderr).to.equal(0);
+    expect(next.stdout.split('\n').slice(0, 2)).to.deep.equal(['resumed 1 messages from s.jsonl', CUT_OFF_TURN_LINE]);
+    const saved = messagesOf(file);
+    expect(saved.map((m) => m['role'])).to.deep.equal(['user', 'assistant', 'user', 'assistant']);
+    expect(saved[1]).to.deep.equal({ role: 'assistant', content: CUT_OFF_REPLY, partial: true });
+  });
+
+  it('a turn that failed before any tool started has its failure recorded as the reply: the next message follows it', async () => {
+    const result = await runCli(['--provider', 'echo', '--session', 's.jsonl'], ws.cwd, { input: 'banana: no such line\ntext: fine\n' });
+    expect(result.code, result.stderr).to.equal(0);
+    const saved = messagesOf(join(ws.cwd, 's.jsonl'));
+    expect(saved.map((m) => m['role'])).to.deep.equal(['user', 'assistant', 'user', 'assistant']);
+    expect(saved[1]).to.include({ partial: true });
+    expect(saved[1]!['content']).to.match(/^\[No reply: the turn failed \(EchoScriptError: Unknown echo DSL kind 'banana'.*\)\.\]$/);
+    expect(saved[3]).to.deep.equal({ role: 'assistant', content: 'fine' });
+  });
+
+  it('REPL: Ctrl-C mid-reply, then the next message: the conversation alternates, one reply per message', async () => {
+    const cli = startCli(['--session', 'repl.jsonl'], ws.cwd);
+    cli.send('Show me around');
+    await cli.waitForStdout(/^Let me look/m);
+    cli.interrupt();
+    await cli.waitForStdout(INTERRUPTED_LINE);
+    cli.send('and now?');
+    await cli.waitForStdout(/^— 1 step /m);
+    cli.endInput();
+    expect((await cli.waitForExit()).code).to.equal(0);
+    const saved = messagesOf(join(ws.cwd, 'repl.jsonl'));
+    expect(saved.map((m) => m['role'])).to.deep.equal(['user', 'assistant', 'user', 'assistant']);
+    expect(saved[1]).to.include({ partial: true });
+    expect(saved[2]).to.deep.equal({ role: 'user', content: 'and now?' });
   });
 });
 

@@ -75,12 +75,14 @@ describe('kosong CLI: one process per session, and a process killed mid-call', f
       for (const args of attempts) {
         const second = await runCli(args, ws.cwd, { input: toolCallLine('b3', 'bash', { command: 'echo chat >> second.txt' }) + '\n' });
         expect(second.code, args.join(' ')).to.equal(2);
-        expect(second.stdout, 'nothing rendered, no turn started').to.equal('');
         const since = (JSON.parse(readFileSync(`${session}.lock`, 'utf8')) as { since: string }).since;
-        expect(second.stderr).to.equal(
-          `kosong: the session session.jsonl is in use by process ${first.pid} on ${hostname()} (since ${since}): ` +
-            'one kosong at a time can use a session file; wait until that one ends, or pass another --session\n',
-        );
+        const message =
+          `the session session.jsonl is in use by process ${first.pid} on ${hostname()} (since ${since}): ` +
+          'one kosong at a time can use a session file; wait until that one ends, or pass another --session';
+        // Nothing rendered, no turn started; with --json, the setup error is the one event.
+        const events = args.includes('--json') ? `${JSON.stringify({ type: 'setup_failed', message, exitCode: 2 })}\n` : '';
+        expect(second.stdout, 'nothing rendered, no turn started').to.equal(events);
+        expect(second.stderr).to.equal(`kosong: ${message}\n`);
       }
       expect(existsSync(join(ws.cwd, 'second.txt')), 'the second processes ran nothing').to.equal(false);
       expect(readFileSync(session, 'utf8'), 'the session is as the first left it').to.equal(before);
