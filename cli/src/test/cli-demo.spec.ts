@@ -8,6 +8,7 @@ import { ChatCompletionsServer, textReply } from '@kosong/provider-openai/testin
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { DEMO_NOTICE, demoScripts } from '../demo.js';
 import { jsonEvents, killLeftovers, makeWorkspace, runCli, type CliExit, type Workspace } from './cli-harness.js';
 
@@ -318,5 +319,34 @@ describe('kosong CLI: the demo answers every turn', function () {
     expect(second.code, second.stderr).to.equal(0);
     expect(second.stdout).to.include(DEMO_NOTICE);
     expect(second.stdout).to.match(/^— 1 step /m);
+  });
+});
+
+describe('kosong CLI: the README', function () {
+  this.timeout(30_000);
+  const root = fileURLToPath(new URL('../../..', import.meta.url));
+
+  /** The fenced block that follows `heading` in the project README. */
+  function blockAfter(heading: string): string {
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    const at = readme.indexOf(heading);
+    expect(at, heading).to.be.at.least(0);
+    const match = /```\n([\s\S]*?)```/.exec(readme.slice(at));
+    return match![1]!;
+  }
+
+  /** A run up to timing: tool results land between streamed text wherever they finish, so the text is compared without them, and the results as a set. */
+  function upToTiming(output: string): { text: string; results: string[] } {
+    const lines = output.trimEnd().split('\n');
+    const isResult = (line: string): boolean => line.startsWith('✓ ') || line.startsWith('✗ ');
+    return { text: lines.filter((line) => !isResult(line)).join('\n'), results: lines.filter(isResult).sort() };
+  }
+
+  it('shows what `npm start` prints in this repository (its counts of entries and lines too)', async () => {
+    const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    expect(manifest.scripts['start']).to.equal('node cli/bin/kosong.js run "Show me around this project"');
+    const start = await runCli(['run', 'Show me around this project'], root);
+    expect(start.code, start.stderr).to.equal(0);
+    expect(upToTiming(blockAfter('A transcript of `npm start`:'))).to.deep.equal(upToTiming(start.stdout));
   });
 });
