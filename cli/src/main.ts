@@ -116,6 +116,7 @@ program
       fail(missingKeyMessage(error, provider.name) ?? describeFailure(error));
     }
     process.stdout.write(`kosong worker ${worker.id}: provider ${provider.name}, ${commandOptions.concurrency} turns at once, tools in ${process.cwd()}\n`);
+    for (const warning of worker.warnings) process.stderr.write(`kosong worker: ${warning}\n`);
     let stopping = false;
     const stop = (): void => {
       if (stopping) process.exit(130); // a second Ctrl-C: at once

@@ -5,6 +5,7 @@ import { defaultSystemPrompt, providerEnvironment, ProviderOptionError, type Glo
 import { chosenProvider } from './provider-catalog.js';
 import { sessionInUseMessage } from './session-in-use.js';
 import { fail, missingKeyMessage } from './setup-failure.js';
+import { approvalSecretFrom } from './approval-secret.js';
 import type { RemoteCliSession } from './remote-session.js';
 import { JsonRenderer } from './render/json-renderer.js';
 import type { Renderer } from './render/renderer.js';
@@ -48,7 +49,14 @@ export async function openSession(
     }
     // The turns run on `kosong worker` processes, with their provider, tools and (unless --system) system prompt.
     const { RemoteCliSession } = await import('./remote-session.js'); // BullMQ and Redis: loaded only for --redis
-    const session = new RemoteCliSession({ redis: options.redis, renderer, systemPrompt: options.system, maxSteps: options.maxSteps, session: options.session, onApproval });
+    // Decisions about the worker's deferred calls are signed with KOSONG_APPROVAL_SECRET (the worker's).
+    let approvalSecret: string | undefined;
+    try {
+      approvalSecret = approvalSecretFrom(process.env);
+    } catch (error) {
+      fail((error as Error).message);
+    }
+    const session = new RemoteCliSession({ redis: options.redis, renderer, systemPrompt: options.system, maxSteps: options.maxSteps, session: options.session, onApproval, approvalSecret });
     return { session, renderer };
   }
   const provider = await chosenProvider(options.provider, fail);

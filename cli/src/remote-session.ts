@@ -3,6 +3,7 @@ import { TurnQueue, type QueuedTurnResult, type TurnEvent, type TurnHandle } fro
 import type { AgentEvent, ApprovalCallback, ApprovalDecision, PendingApproval } from '@kosong/core';
 import type { TurnOutcome } from './cli-session.js';
 import type { Renderer } from './render/renderer.js';
+import { APPROVAL_SECRET_VARIABLE } from './approval-secret.js';
 
 /** How a remote CLI session is set up. */
 export interface RemoteCliSessionOptions {
@@ -19,6 +20,8 @@ export interface RemoteCliSessionOptions {
    * one at a time; the decisions are sent back with `TurnQueue.resume` and the turn goes on.
    */
   readonly onApproval: ApprovalCallback;
+  /** The secret decisions are signed with (`KOSONG_APPROVAL_SECRET`, the workers'); none: they go unsigned. */
+  readonly approvalSecret?: string | undefined;
 }
 
 /** A turn followed to its end: how it ended, and the calls it left waiting, if any. */
@@ -44,7 +47,7 @@ export class RemoteCliSession {
   private readonly session: string;
 
   constructor(private readonly options: RemoteCliSessionOptions) {
-    this.turns = new TurnQueue({ connection: options.redis });
+    this.turns = new TurnQueue({ connection: options.redis, ...(options.approvalSecret === undefined ? {} : { approvalSecret: options.approvalSecret }) });
     this.session = options.session ?? `cli-${randomUUID()}`;
   }
 
@@ -113,7 +116,9 @@ export class RemoteCliSession {
         return 'interrupted';
       }
       this.waiting = undefined;
-      const followed = await this.follow(await this.turns.resume({ session: this.session, decisions, options }));
+      // Signed (with a secret) for the calls as the user was shown them.
+      const shown = result.pendingApprovals?.length ? { pendingApprovals: result.pendingApprovals } : {};
+      const followed = await this.follow(await this.turns.resume({ session: this.session, decisions, options, ...shown }));
       if (typeof followed === 'string' || !('waiting' in followed)) return this.outcome(followed, options);
       result = followed.waiting;
     }
@@ -170,6 +175,7 @@ export class RemoteCliSession {
         const error = new Error(event.error.message);
         error.name = event.error.name;
         if (error.name === 'ApprovalPendingError') return { blocked: error };
+        if (error.name === 'ApprovalSignatureError') error.message += ` (${APPROVAL_SECRET_VARIABLE} must be the worker's)`;
         renderer.turnFailed(error);
         return 'failed';
       }
