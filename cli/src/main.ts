@@ -98,7 +98,8 @@ program
     const options = program.opts<GlobalOptions>();
     if (options.redis === undefined) fail('kosong worker needs --redis <url>');
     const provider = await (await import('./provider-catalog.js')).chosenProvider(options.provider, fail);
-    const [{ startWorker }, { describeFailure }] = await Promise.all([import('./worker-command.js'), import('./cli-session.js')]);
+    const { loadRedisSupport } = await import('./redis-support.js');
+    const [{ startWorker }, { describeFailure }] = await Promise.all([loadRedisSupport(() => import('./worker-command.js')), import('./cli-session.js')]);
     let worker: Awaited<ReturnType<typeof startWorker>>;
     process.stdout.write(`kosong worker: connecting to ${options.redis} (it waits for Redis to be reachable)\n`);
     try {

@@ -48,7 +48,8 @@ export async function openSession(
       fail('--model, --max-tokens and --temperature are not supported with --redis yet');
     }
     // The turns run on `kosong worker` processes, with their provider, tools and (unless --system) system prompt.
-    const { RemoteCliSession } = await import('./remote-session.js'); // BullMQ and Redis: loaded only for --redis
+    // BullMQ and Redis: loaded only for --redis, and only if installed (@kosong/bullmq is an optional peer dependency).
+    const { RemoteCliSession } = await (await import('./redis-support.js')).loadRedisSupport(() => import('./remote-session.js'));
     // Decisions about the worker's deferred calls are signed with KOSONG_APPROVAL_SECRET (the worker's).
     let approvalSecret: string | undefined;
     try {
