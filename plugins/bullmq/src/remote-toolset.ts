@@ -267,7 +267,7 @@ export class RemoteToolset implements Toolset {
 
   async #cancel(jobId: string, reason: unknown): Promise<'removed' | 'signalled' | 'failed'> {
     try {
-      return await cancelToolJob(this.#queue, this.#redis, this.#keys, jobId, describeReason(reason));
+      return await cancelToolJob(this.#queue, this.#redis, this.#keys, jobId, describeReason(reason), this.#pending.get(jobId)?.data.run);
     } catch {
       return 'failed'; // Redis unreachable: the remote tool's lock lapses, and its worker's result is dropped
     }
@@ -285,7 +285,7 @@ export class RemoteToolset implements Toolset {
       clearTimeout(timer);
       if (result) return result;
       try {
-        await signalToolJob(this.#queue, this.#redis, this.#keys, jobId, describeReason(reason));
+        await signalToolJob(this.#queue, this.#redis, this.#keys, jobId, describeReason(reason), this.#pending.get(jobId)?.data.run);
       } catch {
         // Redis away: try again at the next round
       }

@@ -128,7 +128,10 @@ export class ToolWorker {
   readonly #keys: GlobalKeys;
   readonly #retryable: ReadonlySet<string>;
   readonly #replay: Readonly<Record<string, ReplayPolicy>>;
-  readonly #earlyCancels = new Map<string, { readonly reason: string; readonly at: number }>();
+  /** Cancellations of runs that were not running here when they came, by job id. */
+  readonly #earlyCancels = new Map<string, { readonly reason: string; readonly at: number; readonly run: string | undefined }>();
+  /** The run of each job running here, by job id. */
+  readonly #runs = new Map<string, string | undefined>();
   readonly #calls = new Set<RunningCall>();
   /** Set at the close deadline: a call taken after it is not started. */
   #pastDeadline = false;
@@ -188,7 +191,7 @@ export class ToolWorker {
   }
 
   #onCancel(message: string): void {
-    let parsed: { jobId?: unknown; reason?: unknown };
+    let parsed: { jobId?: unknown; reason?: unknown; run?: unknown };
     try {
       parsed = JSON.parse(message) as typeof parsed;
     } catch {
@@ -196,18 +199,26 @@ export class ToolWorker {
     }
     if (typeof parsed.jobId !== 'string') return;
     const reason = typeof parsed.reason === 'string' ? parsed.reason : 'cancelled';
-    if (!this.#worker.cancelJob(parsed.jobId, reason)) {
-      // Not running here (yet): remembered, in case this worker is about to start it.
-      const now = Date.now();
-      for (const [id, entry] of this.#earlyCancels) if (now - entry.at > EARLY_CANCEL_TTL_MS) this.#earlyCancels.delete(id);
-      this.#earlyCancels.set(parsed.jobId, { reason, at: now });
-    }
+    const run = typeof parsed.run === 'string' ? parsed.run : undefined;
+    // A cancellation is for one run: another run of the call (its step done again, same job id) goes on.
+    const running = this.#runs.get(parsed.jobId);
+    if ((run === undefined || running === undefined || running === run) && this.#worker.cancelJob(parsed.jobId, reason)) return;
+    // That run is not running here (yet): remembered, in case this worker is about to start it (a
+    // cancellation naming no run is for a job whose data names none).
+    const now = Date.now();
+    for (const [id, entry] of this.#earlyCancels) if (now - entry.at > EARLY_CANCEL_TTL_MS) this.#earlyCancels.delete(id);
+    this.#earlyCancels.set(parsed.jobId, { reason, at: now, run });
   }
 
   async #process(job: Job, signal: AbortSignal | undefined): Promise<ToolJobOutcome> {
-    const outcome = await this.#run(job, signal);
     const run = isToolJobData(job.data) ? job.data.run : undefined;
-    return run === undefined ? outcome : { ...outcome, run };
+    if (job.id !== undefined) this.#runs.set(job.id, run);
+    try {
+      const outcome = await this.#run(job, signal);
+      return run === undefined ? outcome : { ...outcome, run };
+    } finally {
+      if (job.id !== undefined) this.#runs.delete(job.id);
+    }
   }
 
   async #run(job: Job, signal: AbortSignal | undefined): Promise<ToolJobOutcome> {
@@ -225,7 +236,7 @@ export class ToolWorker {
 
     const controller = new AbortController();
     const early = job.id === undefined ? undefined : this.#earlyCancels.get(job.id);
-    if (early) {
+    if (early && early.run === data.run) {
       this.#earlyCancels.delete(job.id!);
       controller.abort(new Error(early.reason));
     }
