@@ -105,6 +105,9 @@ describe('kosong CLI: one process per session, and a process killed mid-call', f
       const first = startCli(['--provider', 'echo', '--allow-bash', '--json', '-s', 'session.jsonl', 'run', script], ws.cwd);
       const sleeping = await toolPid('first.pid');
       await first.waitForStdout('"toolCallId":"l1"'); // list_directory has finished too
+      // Its outcome record is written right after (not synced): killed before that, it would count as interrupted and run again.
+      const deadline = Date.now() + 5_000;
+      while (!readFileSync(session, 'utf8').includes('"_call_settled"') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
       first.child.kill('SIGKILL');
       expect((await first.exited).signal).to.equal('SIGKILL');
       expect(lockHolder(session), 'the dead process left its lock file').to.equal(first.pid);
@@ -121,7 +124,7 @@ describe('kosong CLI: one process per session, and a process killed mid-call', f
 
       const events = jsonEvents(next.stdout);
       const infos = events.filter((e) => e.type === 'info').map((e) => e['message']);
-      expect(infos).to.include(
+      expect(infos, JSON.stringify(infos)).to.include(
         'the last step was cut off while 1 tool call ran: completing it first (a call that may have run is not run again unless its tool only reads; the model is told)',
       );
       // The listing had finished: its recorded result is kept (not run again, so no event); the bash call is interrupted.
