@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Message } from '@kosong/core';
@@ -95,7 +95,7 @@ describe(`Redis restarted ${RESTARTS} times and frozen ${STOPS} times under in-f
     const completed = settled.filter((s) => s.status === 'fulfilled').length;
     const counts = markerCounts(file);
     const twice = [...counts].filter(([mark, n]) => !mark.endsWith('-a') && n > 1);
-    expect(twice, "'never' calls that ran twice").to.deep.equal([]);
+    expect(twice, `'never' calls that ran twice (marker lines: ${JSON.stringify(twice.map(([mark]) => readFileSync(file, 'utf8').split('\n').filter((line) => line.startsWith(`${mark} `))))})`).to.deep.equal([]);
     const admin = new Redis(server.url);
     let interrupted = 0;
     try {
