@@ -4,3 +4,4 @@
  */
 export { ReplyPacer, writeChunk, type EventStreamPacing } from './reply-pacer.js';
 export { recordRequest, type RecordedRequest } from './recorded-request.js';
+export { otherOriginServer, redirectTo, type OtherOriginServer } from './other-origin.js';

@@ -1,8 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
-import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 
 import { APIStatusError, generate, isRetryableError, textPart } from '@kosong/core';
+import { otherOriginServer, redirectTo } from '@kosong/core/testing';
 import { expect } from 'chai';
 
 import { AnthropicChatProvider } from '../index.js';
@@ -10,27 +9,8 @@ import { textReply } from '../testing/index.js';
 import { providerFor, rejection, TEST_KEY, user, useServer } from './support.js';
 
 /** A server on 127.0.0.2 (another origin than 127.0.0.1) recording the headers of each request it gets. */
-async function otherOrigin(): Promise<{ readonly server: Server; readonly url: string; readonly received: IncomingHttpHeaders[] }> {
-  const received: IncomingHttpHeaders[] = [];
-  const server = createServer((request, response) => {
-    received.push(request.headers);
-    request.resume();
-    request.once('end', () => {
-      response.writeHead(404, { 'content-type': 'application/json' });
-      response.end('{"type":"error","error":{"type":"not_found_error","message":"the other origin"}}');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.2', resolve));
-  return { server, url: `http://127.0.0.2:${(server.address() as AddressInfo).port}`, received };
-}
+const otherOrigin = () => otherOriginServer('{"type":"error","error":{"type":"not_found_error","message":"the other origin"}}');
 
-/** A reply redirecting with `status` to `base` + the request's path. */
-const redirectTo =
-  (status: number, base: string) =>
-  (request: { path: string }, response: ServerResponse): void => {
-    response.writeHead(status, { location: `${base}${request.path}` });
-    response.end();
-  };
 
 describe('AnthropicChatProvider and redirects: no credential goes to another origin', () => {
   const ctx = useServer();

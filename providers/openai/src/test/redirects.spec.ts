@@ -1,7 +1,7 @@
-import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 
 import { APIStatusError, type ChatProvider, generate, isRetryableError, sameOriginRedirects, textPart } from '@kosong/core';
+import { otherOriginServer, redirectTo } from '@kosong/core/testing';
 import { expect } from 'chai';
 import OpenAI from 'openai';
 
@@ -12,19 +12,7 @@ import { rejection, TEST_KEY, user } from './support.js';
 const AZURE_KEY = 'azure-key-5b7d9f1e3a';
 
 /** A server on 127.0.0.2 (another origin than 127.0.0.1) recording the headers of each request it gets. */
-async function otherOrigin(): Promise<{ readonly server: Server; readonly url: string; readonly received: IncomingHttpHeaders[] }> {
-  const received: IncomingHttpHeaders[] = [];
-  const server = createServer((request, response) => {
-    received.push(request.headers);
-    request.resume();
-    request.once('end', () => {
-      response.writeHead(404, { 'content-type': 'application/json' });
-      response.end('{"error":{"message":"the other origin"}}');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.2', resolve));
-  return { server, url: `http://127.0.0.2:${(server.address() as AddressInfo).port}`, received };
-}
+const otherOrigin = () => otherOriginServer('{"error":{"message":"the other origin"}}');
 
 async function close(server: Server): Promise<void> {
   server.closeAllConnections();
@@ -41,14 +29,6 @@ describe('Redirects: no credential goes to another origin (OpenAI, Kimi, Respons
   afterEach(async () => {
     await Promise.all([chat.close(), responses.close(), close(other.server)]);
   });
-
-  /** A reply redirecting with `status` to `base` + the request's path. */
-  const redirectTo =
-    (status: number, base: string) =>
-    (request: { path: string }, response: ServerResponse): void => {
-      response.writeHead(status, { location: `${base}${request.path}` });
-      response.end();
-    };
 
   const providers: [string, (baseURL: string) => ChatProvider, () => ChatCompletionsServer | ResponsesServer][] = [
     ['OpenAIChatProvider', (baseURL) => new OpenAIChatProvider({ baseURL, apiKey: TEST_KEY, model: 'gpt-test', defaultHeaders: { 'api-key': AZURE_KEY } }), () => chat],
