@@ -3,7 +3,7 @@
  * run, and a file corrupted in the middle is refused with a message naming the line.
  */
 import { expect } from 'chai';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { killLeftovers, makeWorkspace, readJsonl, runCli, type Workspace } from './cli-harness.js';
 
@@ -59,6 +59,22 @@ describe('kosong CLI: --session', function () {
       { role: 'user', content: 'text: welcome back' },
       { role: 'assistant', content: 'welcome back' },
     ]);
+  });
+
+  it('refuses a session path that is a symbolic link (dangling, or to an empty file): exit 2, one line, the target neither created nor written', async () => {
+    mkdirSync(join(ws.cwd, 'victim'));
+    const victim = join(ws.cwd, 'victim', 'authorized_keys');
+    symlinkSync(victim, file);
+    const dangling = await runCli(['--provider', 'echo', '--session', 'session.jsonl', 'run', 'text: hi'], ws.cwd);
+    expect(dangling.code).to.equal(2);
+    expect(dangling.stdout).to.equal('');
+    expect(dangling.stderr).to.match(/^kosong: .*session\.jsonl: the path is a symbolic link/);
+    expect(dangling.stderr.trimEnd().split('\n')).to.have.length(1);
+    expect(existsSync(victim), 'the target was not created').to.equal(false);
+    writeFileSync(victim, '');
+    const empty = await runCli(['--provider', 'echo', '--session', 'session.jsonl', 'run', 'text: hi'], ws.cwd);
+    expect(empty.code).to.equal(2);
+    expect(readFileSync(victim, 'utf8'), 'nothing appended to the target').to.equal('');
   });
 
   it('refuses a file corrupted in the middle: exit 2, a message naming the line, the file untouched', async () => {
