@@ -95,6 +95,9 @@ const AGENT_WORKER_OPTIONS: KnownOptions<AgentWorkerOptions> = {
   approvalMaxAgeMs: true,
 };
 
+/** The reply a session gets for a turn cancelled before the model answered (see `AgentWorker`). */
+export const CANCELLED_REPLY = '[No reply: the turn was cancelled before the model answered.]';
+
 /** The name of the event-publishing script on the worker's connection. */
 const PUBLISH_COMMAND = 'kosongPublishTurnEvent';
 
@@ -249,6 +252,7 @@ export class AgentWorker {
     } catch (error) {
       const why = interrupted.value;
       if (why?.kind === 'cancel') {
+        await this.#replyToCancelledInput(data, lease);
         await this.#finish(keys, data.turnId, publisher, { type: 'turn_cancelled', reason: why.reason });
         return null;
       }
@@ -403,6 +407,23 @@ export class AgentWorker {
       decisions,
       maxAgeMs: this.options.approvalMaxAgeMs ?? DEFAULT_APPROVAL_MAX_AGE_MS,
     });
+  }
+
+  /**
+   * A turn cancelled after its input was added and before the model answered leaves the session
+   * ending with that input: the session gets a reply saying so ({@link CANCELLED_REPLY}), so that the
+   * next turn reads coherently. A step whose calls started is left as it is: its records are in the
+   * call ledger, and the next turn completes it first. Best effort (the turn is cancelled anyway).
+   */
+  async #replyToCancelledInput(data: TurnJobData, lease: SessionLease): Promise<void> {
+    const context = new RedisContext({ connection: this.#commands, tenant: data.tenant ?? undefined, session: data.session, prefix: this.#prefix, fence: lease.token });
+    try {
+      await context.restore();
+      if (context.pendingStep !== undefined || context.ledger.openStep !== undefined || context.history.at(-1)?.role !== 'user') return;
+      await context.append({ role: 'assistant', content: [{ type: 'text', text: CANCELLED_REPLY }] });
+    } catch {
+      // the session is as the turn left it: whole steps only
+    }
   }
 
   /** Cancels the tool jobs of the step the turn's lost worker was running, and waits for them to stop. */

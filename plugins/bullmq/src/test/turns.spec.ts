@@ -2,7 +2,7 @@ import { Kernel, definePlugin, messageFromJSON, type Message } from '@kosong/cor
 import { Queue } from 'bullmq';
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
-import { AgentWorker, RemoteToolset, SessionKeys, ToolWorker, TurnCancelledError, TurnFailedError, TurnQueue, type TurnEvent } from '../index.js';
+import { AgentWorker, CANCELLED_REPLY, RemoteToolset, SessionKeys, ToolWorker, TurnCancelledError, TurnFailedError, TurnQueue, type TurnEvent } from '../index.js';
 import { PlanProvider, planInput, type Plan } from '../testing/plan-provider.js';
 import { RedisServer } from '../testing/redis-server.js';
 import { closeAll, ProbeToolset, testPrefix, until } from './support.js';
@@ -132,6 +132,21 @@ describe('TurnQueue and AgentWorker (real Redis, in-process workers)', function 
     expect((await history('acme', 'c')).map((m) => m.role)).to.deep.equal(['user']);
     const next = await turns.submit({ tenant: 'acme', session: 'c', input: planInput({ label: 'after', steps: [] }) });
     expect((await next.result()).message.content).to.deep.equal([{ type: 'text', text: 'after step 1 part 1. after done.' }]);
+  });
+
+  it('cancel() while the model streams, before any tool started: the session gets a reply saying so, and the next turn reads coherently', async () => {
+    await fleet(['acme'], 1, 50);
+    const turns = turnQueue();
+    const turn = await turns.submit({ tenant: 'acme', session: 'cut', input: planInput({ label: 'slow', parts: 40, partDelayMs: 250, steps: [] }) });
+    for await (const event of turn.events()) if (event.type === 'part') break;
+    await turn.cancel('stop');
+    expect(TurnCancelledError.isInstance(await turn.result().catch((e: unknown) => e))).to.equal(true);
+    const saved = await history('acme', 'cut');
+    expect(saved.map((m) => m.role)).to.deep.equal(['user', 'assistant']);
+    expect(saved[1]!.content).to.deep.equal([{ type: 'text', text: CANCELLED_REPLY }]);
+    const next = await turns.submit({ tenant: 'acme', session: 'cut', input: planInput({ label: 'after', steps: [] }) });
+    await next.result();
+    expect((await history('acme', 'cut')).map((m) => m.role)).to.deep.equal(['user', 'assistant', 'user', 'assistant']);
   });
 
   it('cancel() of a turn still waiting removes it: it never runs', async () => {
