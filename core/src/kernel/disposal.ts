@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { HookErrorHandler, HookFailureKind } from '../runtime/hook-guard.js';
 import { errorMessage, KernelError, PluginError } from './errors.js';
 import { writeDisposalErrorToStderr, type DisposalErrorReport } from './hook-error-sink.js';
@@ -133,19 +132,22 @@ interface Batch {
  * tenant's module). Inversify calls them (also for a tenant's binding of the id: a child container
  * runs its parent's handlers) but neither awaits an async one nor handles its rejection. The kernel
  * hands inversify a wrapper that returns at once and keeps what the handler started, in the batch
- * of the deactivation that made inversify call it (an async-local context, so that concurrent
- * removals of two tenants keep theirs apart), and awaits the batch after that deactivation — within
- * the deadline, failures reported. A handler called outside the kernel's deactivations (the
- * application unbinding on the container) is awaited by the kernel's disposal. @internal
+ * of the deactivation that made inversify call it, and awaits the batch after that deactivation —
+ * within the deadline, failures reported. Deactivations run one at a time (a removal started while
+ * another runs waits for it — one a handler starts and awaits, at most until that handler's
+ * deadline), so that two tenants' handlers are never mixed up — without an async-local context,
+ * which in Node 20 would slow every promise of the process from then on. A handler called outside the kernel's
+ * deactivations (the application unbinding on the container) is awaited by the kernel's disposal. @internal
  */
 export class ModuleDeactivations {
-  readonly #current = new AsyncLocalStorage<Batch>();
+  #current: Batch | undefined;
+  #queue: Promise<unknown> = Promise.resolve();
   readonly #background: Batch = { tenant: undefined, running: new Set() };
 
   /** The handler to give inversify in place of `handler`. */
   wrap<T>(site: DisposalSite, handler: (value: T) => unknown): (value: T) => void {
     return (value: T) => {
-      const batch = this.#current.getStore() ?? this.#background;
+      const batch = this.#current ?? this.#background;
       const where: DisposalSite = site.tenant === undefined && batch.tenant !== undefined ? { ...site, tenant: batch.tenant } : site;
       let returned: unknown;
       try {
@@ -170,11 +172,21 @@ export class ModuleDeactivations {
    * Runs one deactivation (of `tenant`'s scope, or the kernel's) and then waits for the module
    * handlers it started, each at most the deadline, reporting their failures.
    */
-  async around<T>(disposal: Disposal, tenant: string | undefined, deactivate: () => Promise<T>): Promise<T> {
-    const batch: Batch = { tenant, running: new Set() };
-    const result = await this.#current.run(batch, deactivate);
-    await drain(batch, disposal);
-    return result;
+  around<T>(disposal: Disposal, tenant: string | undefined, deactivate: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(async () => {
+      const batch: Batch = { tenant, running: new Set() };
+      this.#current = batch;
+      let result: T;
+      try {
+        result = await deactivate();
+      } finally {
+        this.#current = undefined;
+      }
+      await drain(batch, disposal);
+      return result;
+    });
+    this.#queue = run.catch(() => undefined);
+    return run;
   }
 
   /** Waits for the handlers started outside the kernel's deactivations (kernel disposal). */
