@@ -83,7 +83,8 @@ describe('AnthropicChatProvider: where a stream ends, and its line ends', () => 
       try {
         const provider = new AnthropicChatProvider({ baseURL: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, apiKey: TEST_KEY, model: 'claude-sonnet-4-6' });
         for (let i = 0; i < 10; i++) expect((await generate({ provider, systemPrompt: '', history: [user('go')] })).message.content).to.deep.equal([textPart('Hi')]);
-        expect(connections, 'connections for 10 requests').to.be.at.most(4);
+        // Closing each request at its end event took a connection per request (10); reuse depends on timing (the next request may start before the last one's end arrives), so the bound is loose.
+        expect(connections, 'connections for 10 requests').to.be.at.most(7);
       } finally {
         server.closeAllConnections();
         await new Promise((resolve) => server.close(resolve));
