@@ -346,10 +346,21 @@ export class RemoteToolset implements Toolset {
   async #duplicated(jobId: string): Promise<void> {
     const pending = this.#pending.get(jobId);
     if (!pending) return;
-    pending.duplicate = true;
     try {
       const job = await Job.fromId(this.#queue, jobId);
-      if (!job) return await this.#replace(jobId, pending); // removed meanwhile
+      if (!job) {
+        pending.duplicate = true;
+        return await this.#replace(jobId, pending); // removed meanwhile
+      }
+      // This very call's job (its add was resent after a reconnection, the first one had been applied):
+      // not an earlier run, so never enqueued again, whatever its outcome — its outcome is the call's.
+      if ((job.data as ToolJobData | undefined)?.run === pending.data.run) {
+        if (job.finishedOn === undefined) return; // it runs (or waits): its outcome comes as an event
+        if (job.failedReason) this.#failed(jobId, job.failedReason);
+        else this.#completed(jobId, job.returnvalue);
+        return;
+      }
+      pending.duplicate = true;
       if (job.finishedOn === undefined) return; // it runs (or waits): its outcome comes as an event
       if (job.failedReason || (job.returnvalue as ToolJobOutcome | null)?.interrupted === true) return await this.#replace(jobId, pending);
       this.#completed(jobId, job.returnvalue);
