@@ -32,6 +32,7 @@ export * from './provider/generation-option-errors.js';
 export * from './provider/secret-scrubbing.js';
 export * from './provider/output-format.js';
 export { errorMarker, hasErrorMarker, markError } from './error-marker.js';
+export { checkKnownOptions, type KnownOptions } from './known-options.js';
 
 export * from './tooling/tool.js';
 export * from './tooling/tool-result.js';

@@ -484,6 +484,7 @@ describe('the call ledger', () => {
       expect(error).to.satisfy(ContextFileError.isInstance);
       expect(error).to.include({ problem: 'locked' });
       expect((error as Error).message).to.include(`process ${process.pid} on ${hostname()}`);
+      expect((error as ContextFileError).holder).to.deep.include({ pid: process.pid, host: hostname() });
       await first.close();
       const second = await restored(session);
       await second.close();

@@ -1,3 +1,4 @@
+import { checkKnownOptions, type KnownOptions } from '../known-options.js';
 import { messageToJSON } from '../message/json.js';
 import type { Message } from '../message/message.js';
 import { AppendOnlyFile, type FileState } from './append-only-file.js';
@@ -40,7 +41,7 @@ export interface LinearContextOptions {
   readonly syncCallStarts?: boolean;
 }
 
-const OPTION_NAMES: ReadonlySet<string> = new Set(['lock', 'lockStaleMs', 'syncCallStarts']);
+const OPTION_NAMES: KnownOptions<LinearContextOptions> = { lock: true, lockStaleMs: true, syncCallStarts: true };
 
 const RESOLVED: Promise<void> = Promise.resolve();
 
@@ -95,7 +96,7 @@ export class LinearContext implements AgentContext, CallLedger {
     readonly path?: string,
     options: LinearContextOptions = {},
   ) {
-    for (const name of Object.keys(options)) if (!OPTION_NAMES.has(name)) throw new TypeError(`LinearContext: unknown option "${name}"`);
+    checkKnownOptions('LinearContext', options, OPTION_NAMES);
     this.options = options;
   }
 

@@ -204,10 +204,3 @@ async function takeOver(lockPath: string, seen: Seen, staleMs: number): Promise<
     await rmdir(mutex).catch(() => undefined);
   }
 }
-
-/** Reads a lock file's holder, for messages and tests. @internal */
-export async function lockHolder(path: string): Promise<Holder | undefined> {
-  const seen = await readHolder(`${path}.lock`);
-  return seen === 'gone' ? undefined : seen.holder;
-}
-

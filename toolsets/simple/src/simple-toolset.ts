@@ -1,4 +1,5 @@
 import {
+  DEFAULT_REPLAY_POLICY,
   describeError,
   isToolReturnValue,
   parseToolArguments,
@@ -161,7 +162,7 @@ export class SimpleToolset implements Toolset {
    * a tool that declares none and for a name the toolset does not have (now).
    */
   replayPolicy(toolCall: ToolCall): ReplayPolicy {
-    return this.byName.get(toolCall.function.name)?.replay ?? 'never';
+    return this.byName.get(toolCall.function.name)?.replay ?? DEFAULT_REPLAY_POLICY;
   }
 
   /**
