@@ -25,18 +25,20 @@ const MAX_BYTES = 1 << 20;
 const TRUNCATED = '[Truncated]';
 
 /**
- * `text` with every secret replaced by {@link REDACTED_SECRET} — as it is, URL-encoded and
- * JSON-escaped — and every `Bearer <token>` credential, whatever the token.
+ * `text` with every secret replaced by {@link REDACTED_SECRET} — in any form {@link secretPattern}
+ * finds: as it is, URL-encoded, JSON-escaped — and every `Bearer <token>` credential, whatever the token.
  */
 export function redactSecrets(text: string, secrets: Secrets): string {
-  let out = text;
-  for (const secret of secrets) {
-    if (typeof secret !== 'string' || secret.length < MIN_SECRET_LENGTH) continue;
-    for (const form of new Set([secret, encodeURIComponentSafe(secret), JSON.stringify(secret).slice(1, -1)])) {
-      if (form !== '') out = out.split(form).join(REDACTED_SECRET);
-    }
-  }
-  return out.includes('Bearer') ? out.replace(BEARER, `$1${REDACTED_SECRET}`) : out;
+  return redactor(secrets)(text);
+}
+
+/** {@link redactSecrets} of `secrets`, its pattern compiled once. */
+function redactor(secrets: Secrets): (text: string) => string {
+  const pattern = secretPattern(secrets.filter((secret): secret is string => typeof secret === 'string' && secret.length >= MIN_SECRET_LENGTH));
+  return (text) => {
+    const out = pattern === undefined ? text : text.replace(pattern, REDACTED_SECRET);
+    return out.includes('Bearer') ? out.replace(BEARER, `$1${REDACTED_SECRET}`) : out;
+  };
 }
 
 /**
@@ -53,8 +55,7 @@ export function redactSecrets(text: string, secrets: Secrets): string {
  * throw new APIStatusError(401, redactSecrets(message, [apiKey]), { cause: scrubSecrets(sdkError, [apiKey]) });
  */
 export function scrubSecrets<T>(value: T, secrets: Secrets): T {
-  const active = secrets.filter((secret): secret is string => typeof secret === 'string' && secret.length >= MIN_SECRET_LENGTH);
-  const clean = (text: string): string => redactSecrets(text, active);
+  const clean = redactor(secrets);
   if (!new SecretSearch(clean).holdsSecret(value)) return value;
   return new SecretFreeCopy(clean).copy(value, 0) as T;
 }
@@ -213,10 +214,62 @@ function copyBytes(value: ArrayBufferView | ArrayBuffer, clean: (text: string) =
   return Buffer.isBuffer(value) ? Buffer.from(redacted, 'latin1') : new Uint8Array(Buffer.from(redacted, 'latin1'));
 }
 
-function encodeURIComponentSafe(text: string): string {
-  try {
-    return encodeURIComponent(text);
-  } catch {
-    return ''; // a lone surrogate has no URL form
-  }
+/** Options of {@link secretPattern}. */
+export interface SecretPatternOptions {
+  /** Match each form as it reads inside a string of serialized JSON text (escaped once more): a log line. */
+  readonly onJsonLine?: boolean;
+}
+
+/**
+ * One global pattern matching any of `secrets` (empty ones ignored; longest first, so that a secret
+ * containing another is matched whole) whatever form each of its characters takes: literal; its
+ * UTF-8 bytes percent-encoded in either hex case (`+` for a space, as `URLSearchParams` writes it);
+ * JSON-escaped once or twice (a JSON text inside a JSON string) with its usual escape, `\/` for `/`,
+ * or `\uXXXX` in either hex case. `undefined` for no secret. {@link redactSecrets} and the logging
+ * plugin match with it.
+ */
+export function secretPattern(secrets: readonly string[], options: SecretPatternOptions = {}): RegExp | undefined {
+  const sorted = secrets.filter((secret) => secret !== '').sort((a, b) => b.length - a.length);
+  if (sorted.length === 0) return undefined;
+  const sources = (char: string): string[] => {
+    const forms = characterForms(char);
+    return [...new Set((options.onJsonLine === true ? forms.map(jsonEscapeForm) : forms).map(formSource))];
+  };
+  // Within a character, longer forms first: `\\` is one escaped backslash, not a backslash and the start of an escape.
+  const group = (char: string): string => `(?:${sources(char).sort((a, b) => b.length - a.length).join('|')})`;
+  return new RegExp(sorted.map((secret) => [...secret].map(group).join('')).join('|'), 'g');
+}
+
+/** How a character is written: literal text, and hexadecimal digits (matched in either case). */
+type Form = readonly (string | { readonly hex: string })[];
+
+/** The forms of `char` in a string: itself, percent-encoded (or `+` for a space), JSON-escaped once and twice. */
+function characterForms(char: string): Form[] {
+  const plain: Form[] = [[char]];
+  const code = char.charCodeAt(0);
+  // A lone surrogate has no UTF-8 form.
+  if (!(char.length === 1 && code >= 0xd800 && code <= 0xdfff)) plain.push([...new TextEncoder().encode(char)].flatMap((byte) => ['%', ...hexDigits(byte, 2)]));
+  if (char === ' ') plain.push(['+']);
+  const unicode: Form = [...Array(char.length).keys()].flatMap((i) => ['\\u', ...hexDigits(char.charCodeAt(i), 4)]);
+  const escaped: Form[] = [[jsonEscape(char)], unicode, ...(char === '/' ? [['\\/']] : [])];
+  return [...plain, ...escaped, ...escaped.map(jsonEscapeForm)];
+}
+
+function hexDigits(value: number, width: number): { readonly hex: string }[] {
+  return [...value.toString(16).padStart(width, '0')].map((hex) => ({ hex }));
+}
+
+function jsonEscape(text: string): string {
+  return JSON.stringify(text).slice(1, -1);
+}
+
+/** `form` as it reads inside a JSON string (its literal text escaped; hex digits need no escape). */
+function jsonEscapeForm(form: Form): Form {
+  return form.map((token) => (typeof token === 'string' ? jsonEscape(token) : token));
+}
+
+function formSource(form: Form): string {
+  const source = (token: Form[number]): string =>
+    typeof token === 'string' ? token.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') : /[a-f]/.test(token.hex) ? `[${token.hex}${token.hex.toUpperCase()}]` : token.hex;
+  return form.map(source).join('');
 }

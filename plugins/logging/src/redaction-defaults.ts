@@ -1,5 +1,10 @@
-/** What a redacted value is replaced with, by secret scrubbing, key redaction and pino path redaction alike. */
-export const REDACTED = '[REDACTED]';
+import { REDACTED_SECRET } from '@kosong/core';
+
+/**
+ * What a redacted value is replaced with, by secret scrubbing, key redaction and pino path redaction
+ * alike: core's `REDACTED_SECRET`, the text provider errors carry in place of a key.
+ */
+export const REDACTED: typeof REDACTED_SECRET = REDACTED_SECRET;
 
 /**
  * The pino `redact` paths the plugin uses unless told otherwise: credentials at the top level of a

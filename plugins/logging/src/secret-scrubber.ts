@@ -1,6 +1,6 @@
+import { secretPattern } from '@kosong/core';
 import { errorFields, isErrorLike, readProperty, setField } from './error-fields.js';
 import { DEFAULT_REDACT_KEYS, REDACTED } from './redaction-defaults.js';
-import { lineFormSources, valueFormSources } from './secret-forms.js';
 
 /** Options of a {@link SecretScrubber}. */
 export interface SecretScrubberOptions {
@@ -30,10 +30,12 @@ const KEY_CACHE_SIZE = 1_024;
  * - {@link SecretScrubber.scrubLine} replaces secrets in a serialized JSON log line, as a last pass
  *   over everything that reached the line, whatever added it.
  *
- * A secret is matched whatever form each of its characters takes: literal, percent-encoded (either
- * hex case, `+` for a space: `encodeURIComponent` and `URLSearchParams` forms), JSON-escaped once or
- * twice (a JSON text inside a logged string) with the usual escapes or `\uXXXX` in either hex case.
- * Longer secrets are replaced first, so a secret that contains another is replaced whole.
+ * A secret is matched by core's `secretPattern` (the matcher core's `redactSecrets` uses), whatever
+ * form each of its characters takes: literal, percent-encoded (either hex case, `+` for a space:
+ * `encodeURIComponent` and `URLSearchParams` forms), JSON-escaped once or twice (a JSON text inside a
+ * logged string) with the usual escapes or `\uXXXX` in either hex case. Longer secrets are replaced
+ * first, so a secret that contains another is replaced whole. Unlike `redactSecrets`, short secrets
+ * count too, and the censor can be chosen.
  */
 export class SecretScrubber {
   /** The replacement text. */
@@ -61,8 +63,8 @@ export class SecretScrubber {
       return secret !== '';
     });
     this.hasSecrets = secrets.length > 0;
-    this.#valuePattern = secretPattern(secrets, valueFormSources);
-    this.#linePattern = secretPattern(secrets, lineFormSources);
+    this.#valuePattern = secretPattern(secrets);
+    this.#linePattern = secretPattern(secrets, { onJsonLine: true });
   }
 
   /** `text` with every secret replaced. */
@@ -236,20 +238,6 @@ function mapEntries(map: { entries(): Iterable<[unknown, unknown]> }): Record<st
 
 function normalizeKey(key: string): string {
   return key.toLowerCase().replace(/[-_]/g, '');
-}
-
-/**
- * One global pattern matching any of `secrets` (longest first), each character in any of the forms
- * `charForms` gives it; `undefined` for no secret.
- */
-function secretPattern(secrets: readonly string[], charForms: (char: string) => readonly string[]): RegExp | undefined {
-  if (secrets.length === 0) return undefined;
-  const sorted = [...secrets].sort((a, b) => b.length - a.length);
-  // Within a character, longer forms first: `\\` is one escaped backslash, not a backslash and
-  // the start of an escape left in the text.
-  const group = (char: string): string => `(?:${[...charForms(char)].sort((a, b) => b.length - a.length).join('|')})`;
-  const sources = sorted.map((secret) => [...secret].map(group).join(''));
-  return new RegExp(sources.join('|'), 'g');
 }
 
 /** Whether `index` of a serialized JSON line is inside an escape sequence (after an odd run of backslashes, or in `\uXXXX`). */
