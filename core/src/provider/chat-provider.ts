@@ -1,6 +1,7 @@
 import type { Message } from '../message/message.js';
 import type { StreamedMessagePart } from '../message/parts.js';
 import type { Tool } from '../tooling/tool.js';
+import type { ResolvedGeneration } from './call-generation.js';
 import type { GenerationOptions } from './generation-options.js';
 import type { OutputFormat } from './output-format.js';
 import type { TokenUsage } from './token-usage.js';
@@ -28,6 +29,15 @@ export interface ProviderGenerateOptions {
    * `UnsupportedGenerationOptionError` and a bad value with an `InvalidGenerationOptionError`.
    */
   readonly generation?: GenerationOptions | undefined;
+  /**
+   * The generation options of this call already resolved: set by core (`generate`, `step`, the
+   * kernel's runners and the agent loop), which merges `generation` over `provider.generation` and
+   * checks the result before it calls the provider. A provider reads it with `generationForCall`
+   * (`@kosong/core/provider-kit`) instead of resolving the options again; a provider that does not
+   * know this field ignores it and resolves `generation` itself, as before. A caller that sets it
+   * vouches that `options` is what `generation` resolves to for `configured` and `tools`.
+   */
+  readonly resolvedGeneration?: ResolvedGeneration | undefined;
   /**
    * Structured output: the model must answer with one JSON text matching this schema. The provider
    * asks for it with its API's native feature, or refuses with an `UnsupportedOutputError` (before

@@ -25,19 +25,32 @@ const MAX_BYTES = 1 << 20;
 const TRUNCATED = '[Truncated]';
 
 /**
- * `text` with every secret replaced by {@link REDACTED_SECRET} — in any form {@link secretPattern}
- * finds: as it is, URL-encoded, JSON-escaped — and every `Bearer <token>` credential, whatever the token.
+ * Credentials recognised by their form, whatever key was configured (e.g. any Google API key,
+ * `AIza…`): every match is redacted like a secret. A pattern without the `g` flag is used as if it
+ * had it.
  */
-export function redactSecrets(text: string, secrets: Secrets): string {
-  return redactor(secrets)(text);
+export type SecretPatterns = readonly RegExp[];
+
+const NO_PATTERNS: SecretPatterns = Object.freeze([]);
+
+/**
+ * `text` with every secret replaced by {@link REDACTED_SECRET} — in any form {@link secretPattern}
+ * finds: as it is, URL-encoded, JSON-escaped —, every `Bearer <token>` credential, whatever the
+ * token, and every match of `patterns`.
+ */
+export function redactSecrets(text: string, secrets: Secrets, patterns: SecretPatterns = NO_PATTERNS): string {
+  return redactor(secrets, patterns)(text);
 }
 
-/** {@link redactSecrets} of `secrets`, its pattern compiled once. */
-function redactor(secrets: Secrets): (text: string) => string {
+/** {@link redactSecrets} of `secrets` and `patterns`, its pattern compiled once. */
+function redactor(secrets: Secrets, patterns: SecretPatterns): (text: string) => string {
   const pattern = secretPattern(secrets.filter((secret): secret is string => typeof secret === 'string' && secret.length >= MIN_SECRET_LENGTH));
+  const forms = patterns.map((form) => (form.global ? form : new RegExp(form.source, `${form.flags}g`)));
   return (text) => {
-    const out = pattern === undefined ? text : text.replace(pattern, REDACTED_SECRET);
-    return out.includes('Bearer') ? out.replace(BEARER, `$1${REDACTED_SECRET}`) : out;
+    let out = pattern === undefined ? text : text.replace(pattern, REDACTED_SECRET);
+    if (out.includes('Bearer')) out = out.replace(BEARER, `$1${REDACTED_SECRET}`);
+    for (const form of forms) out = out.replace(form, REDACTED_SECRET);
+    return out;
   };
 }
 
@@ -51,11 +64,12 @@ function redactor(secrets: Secrets): (text: string) => string {
  * errors. Functions are kept as they are (code, not data). Cycles are kept; a graph deeper than 32
  * or larger than 10,000 objects is copied with `[Truncated]` in place of the rest.
  *
+ * @param patterns credentials recognised by their form, redacted too (see {@link SecretPatterns}).
  * @example
  * throw new APIStatusError(401, redactSecrets(message, [apiKey]), { cause: scrubSecrets(sdkError, [apiKey]) });
  */
-export function scrubSecrets<T>(value: T, secrets: Secrets): T {
-  const clean = redactor(secrets);
+export function scrubSecrets<T>(value: T, secrets: Secrets, patterns: SecretPatterns = NO_PATTERNS): T {
+  const clean = redactor(secrets, patterns);
   if (!new SecretSearch(clean).holdsSecret(value)) return value;
   return new SecretFreeCopy(clean).copy(value, 0) as T;
 }

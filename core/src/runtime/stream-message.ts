@@ -3,7 +3,8 @@ import { PendingPart } from '../message/merge.js';
 import type { ContentPart, StreamedMessagePart, ToolCall } from '../message/parts.js';
 import type { ChatProvider, FinishReason, ProviderGenerateOptions, StreamedMessage } from '../provider/chat-provider.js';
 import { APIEmptyResponseError, ChatProviderError } from '../provider/errors.js';
-import { resolveGenerationOptions, type GenerationOptions } from '../provider/generation-options.js';
+import { resolveCallGeneration, type ResolvedGeneration } from '../provider/call-generation.js';
+import type { GenerationOptions } from '../provider/generation-options.js';
 import type { OutputFormat } from '../provider/output-format.js';
 import type { TokenUsage } from '../provider/token-usage.js';
 import type { Tool } from '../tooling/tool.js';
@@ -66,7 +67,7 @@ export interface StreamMessageInput {
   readonly tools: readonly Tool[];
   readonly history: readonly Message[];
   readonly signal: AbortSignal | undefined;
-  /** Generation options of this call (merged by the provider over its own). */
+  /** Generation options of this call (merged over the provider's own, once, before the provider is called). */
   readonly generation: GenerationOptions | undefined;
   /** The structured output asked for, if any. */
   readonly output?: OutputFormat | undefined;
@@ -127,19 +128,27 @@ async function consume<T>(input: StreamMessageInput, observer: StreamObserver, e
   return end === undefined ? generated : end.done(generated);
 }
 
-/** Asks the provider for the stream (after checking the signal and the per-call options). */
+/**
+ * Asks the provider for the stream, after checking the signal and resolving the generation options
+ * once: a bad per-call option is a typed error whatever the provider does, and the provider gets the
+ * resolved options (`resolvedGeneration`) instead of resolving them again.
+ */
 function request(input: StreamMessageInput): Promise<StreamedMessage> {
   const { provider, signal, generation } = input;
   signal?.throwIfAborted();
-  // Checked here too, so a bad per-call option is a typed error whatever the provider does with it.
-  if (generation !== undefined) resolveGenerationOptions(provider.name, provider.generation, generation, input.tools);
-  return provider.generate(input.systemPrompt, input.tools, input.history, providerOptions(signal, generation, input.output));
+  const resolved = resolveCallGeneration(provider, generation, input.tools);
+  return provider.generate(input.systemPrompt, input.tools, input.history, providerOptions(signal, generation, input.output, resolved));
 }
 
-function providerOptions(signal: AbortSignal | undefined, generation: GenerationOptions | undefined, output: OutputFormat | undefined): ProviderGenerateOptions | undefined {
-  if (output !== undefined) return { signal, generation, output };
-  if (generation === undefined) return signal ? { signal } : undefined;
-  return signal ? { signal, generation } : { generation };
+function providerOptions(
+  signal: AbortSignal | undefined,
+  generation: GenerationOptions | undefined,
+  output: OutputFormat | undefined,
+  resolvedGeneration: ResolvedGeneration,
+): ProviderGenerateOptions {
+  if (output !== undefined) return { signal, generation, output, resolvedGeneration };
+  if (generation === undefined) return signal ? { signal, resolvedGeneration } : { resolvedGeneration };
+  return signal ? { signal, generation, resolvedGeneration } : { generation, resolvedGeneration };
 }
 
 const NO_CONTENT: readonly ContentPart[] = Object.freeze([]);

@@ -1,0 +1,60 @@
+/**
+ * `@kosong/core/provider-kit`: what it exports, and that it loads neither inversify nor zod (nor any
+ * other package): the modules it imports, followed from its compiled entry, are core's own and
+ * Node's.
+ */
+import { expect } from 'chai';
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import * as kit from './index.js';
+
+/** Every module the compiled file `entry` imports, transitively: core's files (absolute) and bare specifiers. */
+function importsOf(entry: string): { files: Set<string>; bare: Set<string> } {
+  const files = new Set<string>();
+  const bare = new Set<string>();
+  const visit = (file: string): void => {
+    if (files.has(file)) return;
+    files.add(file);
+    const source = readFileSync(file, 'utf8');
+    for (const match of source.matchAll(/^\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/gm)) {
+      const specifier = match[1] ?? match[2]!;
+      if (specifier.startsWith('.')) visit(resolve(dirname(file), specifier));
+      else bare.add(specifier);
+    }
+  };
+  visit(entry);
+  return { files, bare };
+}
+
+describe('provider kit: the entry', () => {
+  it('loads only core modules and Node built-ins: no inversify, no zod, no kernel, no runtime', () => {
+    const { files, bare } = importsOf(fileURLToPath(new URL('./index.js', import.meta.url)));
+    expect([...bare].filter((specifier) => !specifier.startsWith('node:'))).to.deep.equal([]);
+    const lib = fileURLToPath(new URL('../', import.meta.url));
+    const folders = new Set([...files].map((file) => file.slice(lib.length).split('/')[0]));
+    for (const folder of folders) expect(['provider-kit', 'provider', 'error-marker.js', 'known-options.js'], 'a module of core it loads').to.include(folder);
+  });
+
+  it('hands out the plumbing and the contract, the very bindings the core root has', async () => {
+    for (const name of ['BaseChatProvider', 'EventStream', 'readEventStream', 'SseJsonDecoder', 'sdkErrorConverter', 'httpStatusError', 'generationForCall', 'credentialHeaderValues']) {
+      expect(kit, name).to.have.property(name);
+    }
+    const root = await import('../index.js');
+    for (const name of ['ChatProviderError', 'APIStatusError', 'IdleTimer', 'scrubSecrets', 'resolveGenerationOptions', 'sameOriginRedirects', 'dropRest'] as const) {
+      expect(kit[name], name).to.equal(root[name]);
+    }
+  });
+
+  it('credentialHeaderValues: the values of headers whose names say they carry a credential', () => {
+    expect(kit.credentialHeaderValues({ 'api-key': 'a1', Authorization: 'Bearer b2', 'X-Auth-Token': 'c3', Cookie: 'd4', 'x-secret': 'e5', 'x-title': 'kosong' })).to.deep.equal([
+      'a1',
+      'Bearer b2',
+      'c3',
+      'd4',
+      'e5',
+    ]);
+    expect(kit.credentialHeaderValues(undefined)).to.deep.equal([]);
+  });
+});

@@ -1,0 +1,67 @@
+/**
+ * The generation options of one call, resolved once. Core resolves them before it calls a provider
+ * ({@link resolveCallGeneration}) and hands the result over in
+ * `ProviderGenerateOptions.resolvedGeneration`; a provider takes them with {@link generationForCall},
+ * which resolves them itself only when nobody did (a direct `provider.generate(…)` call).
+ *
+ * @module
+ */
+
+import type { Tool } from '../tooling/tool.js';
+import type { ChatProvider, ProviderGenerateOptions } from './chat-provider.js';
+import { resolveGenerationOptions, type GenerationOptions } from './generation-options.js';
+
+/**
+ * The generation options of one call as core resolved them: the provider's own options with the
+ * call's merged over them, checked, with `toolChoice` checked against the request's tools. What they
+ * were resolved from is kept, so that a provider can tell whether they are its own: a wrapper that
+ * hands the options on to another provider (with options of its own, or other tools) must not make
+ * that one use them.
+ */
+export interface ResolvedGeneration {
+  /** The options the provider honours for this call (frozen). */
+  readonly options: GenerationOptions;
+  /** The provider's own options they were resolved from: `provider.generation`, compared by identity. */
+  readonly configured: GenerationOptions;
+  /** The tools `toolChoice` was checked against: the request's `tools`, compared by identity. */
+  readonly tools: readonly Tool[];
+}
+
+/**
+ * What core does before it calls `provider.generate`: the call's options merged over the provider's
+ * own and checked (see `resolveGenerationOptions`), with what they were resolved from.
+ *
+ * @throws {InvalidGenerationOptionError} naming the provider and the option.
+ */
+export function resolveCallGeneration(
+  provider: Pick<ChatProvider, 'name' | 'generation'>,
+  perCall: GenerationOptions | undefined,
+  tools: readonly Tool[],
+): ResolvedGeneration {
+  const configured = provider.generation;
+  return { options: resolveGenerationOptions(provider.name, configured, perCall, tools), configured, tools };
+}
+
+/**
+ * The generation options a provider honours in one `generate` call: the ones core resolved
+ * (`options.resolvedGeneration`) when they were resolved from this provider's own options and for
+ * these very tools, else resolved here from `provider.generation` and `options.generation` (a call
+ * that did not come through core, or came through a wrapper that changed either).
+ *
+ * @example
+ * async generate(systemPrompt, tools, history, options = {}) {
+ *   const generation = generationForCall(this, tools, options);
+ *   // … map `generation` to the API's fields
+ * }
+ * @throws {InvalidGenerationOptionError} when it resolves them itself and an option is bad.
+ */
+export function generationForCall(
+  provider: Pick<ChatProvider, 'name' | 'generation'>,
+  tools: readonly Tool[],
+  options: ProviderGenerateOptions | undefined,
+): GenerationOptions {
+  const resolved = options?.resolvedGeneration;
+  const configured = provider.generation;
+  if (resolved !== undefined && resolved.configured === configured && resolved.tools === tools) return resolved.options;
+  return resolveGenerationOptions(provider.name, configured, options?.generation, tools);
+}
