@@ -1,16 +1,15 @@
+import type { Message, Tool } from '@kosong/core';
 import {
   APIConnectionError,
   APIStatusError,
   APITimeoutError,
-  resolveGenerationOptions,
+  generationForCall,
   type ChatProvider,
   type GenerationOptions,
-  type Message,
   type ProviderGenerateOptions,
   type StreamedMessage,
   type ThinkingEffort,
-  type Tool,
-} from '@kosong/core';
+} from '@kosong/core/provider-kit';
 
 import { pickFault, resolveChaosConfig, type ChaosConfig, type ChaosFault, type ChaosSettings } from './chaos-config.js';
 import { ChaosStream } from './chaos-stream.js';
@@ -98,7 +97,7 @@ export class ChaosChatProvider implements ChatProvider {
     options: ProviderGenerateOptions = {},
   ): Promise<StreamedMessage> {
     options.signal?.throwIfAborted();
-    const generation = resolveGenerationOptions(this.name, this.inner.generation, options.generation, tools);
+    const generation = generationForCall(this, tools, options);
     this.log.record({ systemPrompt, tools, history, generation, thinkingEffort: this.thinkingEffort, output: options.output });
     const { settings } = this;
     const call = this.callCount++;

@@ -1,17 +1,5 @@
-import {
-  ChatProviderError,
-  extractText,
-  noGenerationOptions,
-  resolveGenerationOptions,
-  updateGenerationOptions,
-  type ChatProvider,
-  type GenerationOptions,
-  type Message,
-  type ProviderGenerateOptions,
-  type StreamedMessage,
-  type ThinkingEffort,
-  type Tool,
-} from '@kosong/core';
+import { extractText, type Message, type Tool } from '@kosong/core';
+import { BaseChatProvider, ChatProviderError, type ProviderChanges, type ProviderGenerateOptions, type StreamedMessage, type ThinkingEffort } from '@kosong/core/provider-kit';
 
 import { splitEchoSteps } from './echo-steps.js';
 import { streamEchoScript, type EchoStreamOptions } from './echo-stream.js';
@@ -36,18 +24,16 @@ export type EchoChatProviderOptions = EchoStreamOptions;
  * Generation options are taken (a bad value is an `InvalidGenerationOptionError`) and recorded in
  * {@link EchoChatProvider.requests}; they do not change what is streamed.
  */
-export class EchoChatProvider implements ChatProvider {
+export class EchoChatProvider extends BaseChatProvider {
   readonly name = 'echo';
   readonly modelName = 'echo';
-  readonly thinkingEffort: ThinkingEffort | undefined;
-  private configured: GenerationOptions = noGenerationOptions();
   private readonly log = new RequestLog();
 
   constructor(
     private readonly options: EchoChatProviderOptions = {},
     thinkingEffort?: ThinkingEffort,
   ) {
-    this.thinkingEffort = thinkingEffort;
+    super({ thinkingEffort });
   }
 
   async generate(
@@ -57,7 +43,7 @@ export class EchoChatProvider implements ChatProvider {
     options: ProviderGenerateOptions = {},
   ): Promise<StreamedMessage> {
     options.signal?.throwIfAborted();
-    const generation = resolveGenerationOptions(this.name, this.configured, options.generation, tools);
+    const generation = this.generationFor(tools, options);
     this.log.record({ systemPrompt, tools, history, generation, thinkingEffort: this.thinkingEffort, output: options.output });
     if (history.length === 0) throw new ChatProviderError('EchoChatProvider requires at least one message in history.');
     const userIndex = history.findLastIndex((message) => message.role === 'user');
@@ -75,28 +61,14 @@ export class EchoChatProvider implements ChatProvider {
     return streamEchoScript(step, 'EchoChatProvider', this.options, options.signal);
   }
 
-  /** The generation options set with {@link EchoChatProvider.withGeneration}. */
-  get generation(): GenerationOptions {
-    return this.configured;
-  }
-
   /** What the recent `generate` calls asked for, oldest first (the last 1000). */
   get requests(): readonly RecordedRequest[] {
     return this.log.entries;
   }
 
-  /** A copy with the effort recorded (the echo provider does not think). */
-  withThinking(effort: ThinkingEffort): EchoChatProvider {
-    const copy = new EchoChatProvider(this.options, effort);
-    copy.configured = this.configured;
-    return copy;
-  }
-
-  /** A copy with these generation options merged over its own (recorded, not acted on). */
-  withGeneration(options: GenerationOptions): EchoChatProvider {
-    const copy = new EchoChatProvider(this.options, this.thinkingEffort);
-    copy.configured = updateGenerationOptions(this.configured, options, this.name);
-    return copy;
+  /** Copies (`withThinking`, `withGeneration`, which record what they are given and do not act on it) keep their own request log. */
+  protected override copyWith(changes: ProviderChanges): this {
+    return super.copyWith({ log: new RequestLog(), ...changes });
   }
 }
 

@@ -1,18 +1,14 @@
+import type { Message, StreamedMessagePart, Tool } from '@kosong/core';
 import {
-  noGenerationOptions,
-  resolveGenerationOptions,
-  updateGenerationOptions,
-  type ChatProvider,
+  BaseChatProvider,
   type FinishReason,
   type GenerationOptions,
-  type Message,
+  type ProviderChanges,
   type ProviderGenerateOptions,
   type StreamedMessage,
-  type StreamedMessagePart,
   type ThinkingEffort,
   type TokenUsage,
-  type Tool,
-} from '@kosong/core';
+} from '@kosong/core/provider-kit';
 
 import { PartsStream } from './parts-stream.js';
 import { RequestLog, type RecordedRequest } from './request-log.js';
@@ -46,17 +42,15 @@ export interface MockChatProviderOptions {
  * a bad value, or a `toolChoice` naming a tool the call does not offer, rejects `generate` with an
  * `InvalidGenerationOptionError`, as a real provider would.
  */
-export class MockChatProvider implements ChatProvider {
+export class MockChatProvider extends BaseChatProvider {
   readonly name = 'mock';
   readonly modelName: string;
-  readonly thinkingEffort: ThinkingEffort | undefined;
   /** How many times `generate` was called. */
   generateCalls = 0;
   /** The arguments of the last `generate` call, with its effective generation options. */
   lastRequest:
     | { systemPrompt: string; tools: readonly Tool[]; history: readonly Message[]; generation: GenerationOptions }
     | undefined;
-  private configured: GenerationOptions = noGenerationOptions();
   private readonly log = new RequestLog();
 
   constructor(
@@ -64,8 +58,8 @@ export class MockChatProvider implements ChatProvider {
     private readonly options: MockChatProviderOptions = {},
     thinkingEffort?: ThinkingEffort,
   ) {
+    super({ thinkingEffort });
     this.modelName = options.modelName ?? 'mock';
-    this.thinkingEffort = thinkingEffort;
   }
 
   generate(
@@ -77,7 +71,7 @@ export class MockChatProvider implements ChatProvider {
     this.generateCalls++;
     let generation: GenerationOptions;
     try {
-      generation = resolveGenerationOptions(this.name, this.configured, options.generation, tools);
+      generation = this.generationFor(tools, options);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -92,27 +86,13 @@ export class MockChatProvider implements ChatProvider {
     );
   }
 
-  /** The generation options set with {@link MockChatProvider.withGeneration}. */
-  get generation(): GenerationOptions {
-    return this.configured;
-  }
-
   /** What the recent `generate` calls asked for, oldest first (the last 1000). */
   get requests(): readonly RecordedRequest[] {
     return this.log.entries;
   }
 
-  /** A copy with the effort recorded (and its own request log). */
-  withThinking(effort: ThinkingEffort): MockChatProvider {
-    const copy = new MockChatProvider(this.parts, this.options, effort);
-    copy.configured = this.configured;
-    return copy;
-  }
-
-  /** A copy with these generation options merged over its own (and its own request log). */
-  withGeneration(options: GenerationOptions): MockChatProvider {
-    const copy = new MockChatProvider(this.parts, this.options, this.thinkingEffort);
-    copy.configured = updateGenerationOptions(this.configured, options, this.name);
-    return copy;
+  /** Copies (`withThinking`, `withGeneration`) start with no calls and a request log of their own. */
+  protected override copyWith(changes: ProviderChanges): this {
+    return super.copyWith({ log: new RequestLog(), generateCalls: 0, lastRequest: undefined, ...changes });
   }
 }

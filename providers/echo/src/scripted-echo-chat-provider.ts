@@ -1,16 +1,5 @@
-import {
-  ChatProviderError,
-  noGenerationOptions,
-  resolveGenerationOptions,
-  updateGenerationOptions,
-  type ChatProvider,
-  type GenerationOptions,
-  type Message,
-  type ProviderGenerateOptions,
-  type StreamedMessage,
-  type ThinkingEffort,
-  type Tool,
-} from '@kosong/core';
+import type { Message, Tool } from '@kosong/core';
+import { BaseChatProvider, ChatProviderError, type ProviderChanges, type ProviderGenerateOptions, type StreamedMessage, type ThinkingEffort } from '@kosong/core/provider-kit';
 
 import { splitEchoSteps, type EchoScriptStep } from './echo-steps.js';
 import { streamEchoScript, type EchoStreamOptions } from './echo-stream.js';
@@ -40,13 +29,11 @@ export interface ScriptedEchoChatProviderOptions extends EchoStreamOptions {
  * Generation options are taken (a bad value is an `InvalidGenerationOptionError` and consumes
  * nothing) and recorded in {@link ScriptedEchoChatProvider.requests}; they do not change the scripts.
  */
-export class ScriptedEchoChatProvider implements ChatProvider {
+export class ScriptedEchoChatProvider extends BaseChatProvider {
   readonly name = 'scripted_echo';
   readonly modelName = 'scripted_echo';
-  readonly thinkingEffort: ThinkingEffort | undefined;
   private readonly queue: EchoScriptStep[];
-  private turns: number;
-  private configured: GenerationOptions = noGenerationOptions();
+  private turns = 0;
   private readonly log = new RequestLog();
 
   constructor(
@@ -54,9 +41,8 @@ export class ScriptedEchoChatProvider implements ChatProvider {
     private readonly options: ScriptedEchoChatProviderOptions = {},
     thinkingEffort?: ThinkingEffort,
   ) {
+    super({ thinkingEffort });
     this.queue = [...scripts].flatMap((script) => splitEchoSteps(script));
-    this.thinkingEffort = thinkingEffort;
-    this.turns = 0;
   }
 
   /** How many scripts are left. */
@@ -76,7 +62,7 @@ export class ScriptedEchoChatProvider implements ChatProvider {
     options: ProviderGenerateOptions = {},
   ): Promise<StreamedMessage> {
     options.signal?.throwIfAborted();
-    const generation = resolveGenerationOptions(this.name, this.configured, options.generation, tools);
+    const generation = this.generationFor(tools, options);
     this.log.record({ systemPrompt, tools, history, generation, thinkingEffort: this.thinkingEffort, output: options.output });
     const step = this.queue.shift();
     if (step === undefined) throw new ChatProviderError(`ScriptedEchoChatProvider exhausted at turn ${this.turns + 1}.`);
@@ -85,34 +71,16 @@ export class ScriptedEchoChatProvider implements ChatProvider {
     return streamEchoScript(step, 'ScriptedEchoChatProvider', this.options, options.signal);
   }
 
-  /**
-   * A copy with the effort recorded and its own copy of the remaining scripts (and turn count):
-   * the two providers consume their queues independently.
-   */
-  withThinking(effort: ThinkingEffort): ScriptedEchoChatProvider {
-    return this.copy(effort, this.configured);
-  }
-
-  /** A copy with these generation options merged over its own, and its own copy of the remaining scripts. */
-  withGeneration(options: GenerationOptions): ScriptedEchoChatProvider {
-    return this.copy(this.thinkingEffort, updateGenerationOptions(this.configured, options, this.name));
-  }
-
-  /** The generation options set with {@link ScriptedEchoChatProvider.withGeneration}. */
-  get generation(): GenerationOptions {
-    return this.configured;
-  }
-
   /** What the recent `generate` calls asked for, oldest first (the last 1000). */
   get requests(): readonly RecordedRequest[] {
     return this.log.entries;
   }
 
-  private copy(effort: ThinkingEffort | undefined, generation: GenerationOptions): ScriptedEchoChatProvider {
-    const copy = new ScriptedEchoChatProvider([], this.options, effort);
-    copy.queue.push(...this.queue);
-    copy.turns = this.turns;
-    copy.configured = generation;
-    return copy;
+  /**
+   * Copies (`withThinking`, `withGeneration`) have their own copy of the remaining scripts (and the
+   * turn count) and their own request log: the two providers consume their queues independently.
+   */
+  protected override copyWith(changes: ProviderChanges): this {
+    return super.copyWith({ log: new RequestLog(), queue: [...this.queue], ...changes });
   }
 }

@@ -1,4 +1,5 @@
-import { ChatProviderError, type JsonValue, redactSecrets, sameOriginRedirects } from '@kosong/core';
+import type { JsonValue } from '@kosong/core';
+import { ChatProviderError, credentialHeaderValues, redactSecrets, sameOriginRedirects, type Secrets } from '@kosong/core/provider-kit';
 import OpenAI, { type ClientOptions } from 'openai';
 
 import { ChatCompletionsStream } from './chat-completions-stream.js';
@@ -46,7 +47,6 @@ export interface ConnectionDefaults {
 }
 
 const CLIENT_EXCLUSIVE = ['apiKey', 'baseURL', 'defaultHeaders', 'fetch', 'logLevel', 'logger'] as const;
-const SECRET_HEADER = /key|auth|token|secret/i;
 
 /**
  * The HTTP side of the providers on the `openai` SDK (Chat Completions and, with the Responses
@@ -66,9 +66,7 @@ export class ChatCompletionsConnection {
   constructor(options: ConnectionOptions, defaults: ConnectionDefaults) {
     this.#maxRetries = options.maxRetries ?? 0;
     this.#timeoutMs = options.timeoutMs;
-    this.#headerSecrets = Object.entries(options.defaultHeaders ?? {})
-      .filter(([name]) => SECRET_HEADER.test(name))
-      .map(([, value]) => value);
+    this.#headerSecrets = credentialHeaderValues(options.defaultHeaders);
     if (options.client !== undefined) {
       const mixed = CLIENT_EXCLUSIVE.filter((key) => options[key] !== undefined);
       if (mixed.length > 0) {
@@ -101,7 +99,7 @@ export class ChatCompletionsConnection {
   }
 
   /** The secrets errors must not show: the client's API key and credential-like default headers. */
-  secrets(): readonly (string | null | undefined)[] {
+  secrets(): Secrets {
     return [typeof this.client.apiKey === 'string' ? this.client.apiKey : undefined, ...this.#headerSecrets];
   }
 

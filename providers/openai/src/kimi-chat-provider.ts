@@ -1,20 +1,15 @@
-import { inspect } from 'node:util';
-
+import type { JsonValue, Message, Tool } from '@kosong/core';
 import {
-  noGenerationOptions,
+  BaseChatProvider,
   rejectUnsupportedGenerationOptions,
-  resolveGenerationOptions,
   UnsupportedGenerationOptionError,
-  updateGenerationOptions,
-  type ChatProvider,
   type GenerationOptions,
-  type JsonValue,
-  type Message,
+  type ProviderChanges,
   type ProviderGenerateOptions,
+  type Secrets,
   type StreamedMessage,
   type ThinkingEffort,
-  type Tool,
-} from '@kosong/core';
+} from '@kosong/core/provider-kit';
 
 import { ChatCompletionsConnection, type ConnectionOptions } from './chat-completions-connection.js';
 import { ChunkConverter } from './chunk-converter.js';
@@ -81,17 +76,15 @@ const KIMI_CONVERSION: MessageConversion = {
  * @example
  * const kimi = new KimiChatProvider({ apiKey, model: 'kimi-k2-turbo-preview' }).withThinking('high');
  */
-export class KimiChatProvider implements ChatProvider {
+export class KimiChatProvider extends BaseChatProvider {
   readonly name = 'kimi';
   readonly modelName: string;
-  /** The effort set with {@link KimiChatProvider.withThinking}, exactly as given. */
-  readonly thinkingEffort: ThinkingEffort | undefined = undefined;
   private readonly connection: ChatCompletionsConnection;
   private readonly own: ChatCompletionsGenerationOptions;
-  private readonly neutral: GenerationOptions = noGenerationOptions();
 
   /** @throws {ChatProviderError} when there is neither an API key nor a client. */
   constructor(options: KimiChatProviderOptions) {
+    super();
     this.modelName = options.model;
     this.connection = new ChatCompletionsConnection(options, {
       provider: 'KimiChatProvider',
@@ -112,11 +105,6 @@ export class KimiChatProvider implements ChatProvider {
     return this.own;
   }
 
-  /** The neutral generation options set with {@link KimiChatProvider.withGeneration}. */
-  get generation(): GenerationOptions {
-    return this.neutral;
-  }
-
   /**
    * Streams one response. The request is sent before this resolves; the stream's `traceId` is the
    * `x-trace-id` response header.
@@ -126,7 +114,7 @@ export class KimiChatProvider implements ChatProvider {
    * cannot send (before any request); the signal's reason when it aborts.
    */
   async generate(systemPrompt: string, tools: readonly Tool[], history: readonly Message[], options: ProviderGenerateOptions = {}): Promise<StreamedMessage> {
-    const generation = resolveGenerationOptions(this.name, this.neutral, options.generation, tools);
+    const generation = this.generationFor(tools, options);
     this.checkSupported(generation);
     // Kimi takes `tools: []`, and a tool choice with it (as the Python original sends).
     const own = layNeutralOptions(this.own, generation, { maxTokensField: 'max_completion_tokens', hasTools: true });
@@ -145,25 +133,11 @@ export class KimiChatProvider implements ChatProvider {
   }
 
   /**
-   * A copy with thinking switched on (`thinking: {type: 'enabled'}`) for any effort but `off`, and off
-   * (`{type: 'disabled'}`) for `off`. Kimi takes no effort level: it is only remembered.
-   */
-  withThinking(effort: ThinkingEffort): KimiChatProvider {
-    const copy = this.withExtraBody({ thinking: { type: effort === 'off' ? 'disabled' : 'enabled' } });
-    return copy.copyWith({ thinkingEffort: effort });
-  }
-
-  /**
    * A copy whose generation options are these merged over the current ones; `maxTokens` sets
    * `maxCompletionTokens` unless the same options set that too.
    */
   withGenerationOptions(options: ChatCompletionsGenerationOptions): KimiChatProvider {
     return this.copyWith({ own: mergeGenerationOptions(this.own, aliasMaxTokens(options)) });
-  }
-
-  /** A copy with these neutral generation options merged over its own (see the class notes for what Kimi takes). */
-  withGeneration(options: GenerationOptions): KimiChatProvider {
-    return this.copyWith({ neutral: updateGenerationOptions(this.neutral, options, this.name) });
   }
 
   /**
@@ -174,14 +148,21 @@ export class KimiChatProvider implements ChatProvider {
     return this.withGenerationOptions({ extraBody });
   }
 
-  /** What logs and `JSON.stringify` show: never the API key. */
-  toJSON(): Record<string, unknown> {
-    return { name: this.name, modelName: this.modelName, baseURL: this.baseURL, thinkingEffort: this.thinkingEffort };
+  /**
+   * `withThinking` switches thinking on (`thinking: {type: 'enabled'}`) for any effort but `off`, and
+   * off (`{type: 'disabled'}`) for `off`. Kimi takes no effort level: `thinkingEffort` is the effort
+   * exactly as given.
+   */
+  protected override thinkingChanges(effort: ThinkingEffort): ProviderChanges {
+    return { thinkingEffort: effort, own: mergeGenerationOptions(this.own, { extraBody: { thinking: { type: effort === 'off' ? 'disabled' : 'enabled' } } }) };
   }
 
-  /** How `util.inspect` (and so `console.log`) shows the provider: as {@link toJSON}. */
-  [inspect.custom](): string {
-    return `KimiChatProvider ${inspect(this.toJSON())}`;
+  protected override describe(): Record<string, unknown> {
+    return { baseURL: this.baseURL };
+  }
+
+  protected override secrets(): Secrets {
+    return this.connection.secrets();
   }
 
   /** Refuses what the Moonshot API does not take (see the class notes). */
@@ -210,13 +191,5 @@ export class KimiChatProvider implements ChatProvider {
   private thinkingEnabled(): boolean {
     const thinking = this.own.extraBody?.['thinking'];
     return typeof thinking === 'object' && thinking !== null && !Array.isArray(thinking) && (thinking as { readonly [key: string]: JsonValue })['type'] === 'enabled';
-  }
-
-  private copyWith(changes: {
-    readonly thinkingEffort?: ThinkingEffort;
-    readonly own?: ChatCompletionsGenerationOptions;
-    readonly neutral?: GenerationOptions;
-  }): KimiChatProvider {
-    return Object.assign(Object.create(KimiChatProvider.prototype) as KimiChatProvider, this, changes);
   }
 }

@@ -1,20 +1,15 @@
-import { inspect } from 'node:util';
-
+import type { JsonValue, Message, Tool } from '@kosong/core';
 import {
-  noGenerationOptions,
-  resolveGenerationOptions,
+  BaseChatProvider,
   UnsupportedGenerationOptionError,
-  updateGenerationOptions,
-  type ChatProvider,
   type GenerationOptions,
-  type JsonValue,
-  type Message,
   type OutputFormat,
+  type ProviderChanges,
   type ProviderGenerateOptions,
+  type Secrets,
   type StreamedMessage,
   type ThinkingEffort,
-  type Tool,
-} from '@kosong/core';
+} from '@kosong/core/provider-kit';
 
 import { ChatCompletionsConnection, type ConnectionOptions } from './chat-completions-connection.js';
 import { ChunkConverter } from './chunk-converter.js';
@@ -94,20 +89,18 @@ export interface OpenAIChatProviderOptions extends ConnectionOptions {
  * const provider = new OpenAIChatProvider({ apiKey, model: 'gpt-4.1', generation: { temperature: 0.2 } });
  * const result = await step({ provider: provider.withThinking('high'), systemPrompt, toolset, history });
  */
-export class OpenAIChatProvider implements ChatProvider {
+export class OpenAIChatProvider extends BaseChatProvider {
   readonly name = 'openai';
   readonly modelName: string;
-  /** The effort set with {@link OpenAIChatProvider.withThinking}, as sent: `max` reads `xhigh`. */
-  readonly thinkingEffort: ThinkingEffort | undefined = undefined;
   private readonly connection: ChatCompletionsConnection;
   private readonly own: ChatCompletionsGenerationOptions;
-  private readonly neutral: GenerationOptions = noGenerationOptions();
   private readonly maxOutputTokensField: MaxOutputTokensField;
   private readonly conversion: MessageConversion;
   private readonly thinkingOff: 'omit' | 'none';
 
   /** @throws {ChatProviderError} when there is neither an API key nor a client. */
   constructor(options: OpenAIChatProviderOptions) {
+    super();
     this.modelName = options.model;
     this.connection = new ChatCompletionsConnection(options, { provider: 'OpenAIChatProvider', baseURL: OPENAI_BASE_URL });
     this.own = options.generation ?? {};
@@ -131,11 +124,6 @@ export class OpenAIChatProvider implements ChatProvider {
     return this.own;
   }
 
-  /** The neutral generation options set with {@link OpenAIChatProvider.withGeneration}. */
-  get generation(): GenerationOptions {
-    return this.neutral;
-  }
-
   /**
    * Streams one response. The request is sent before this resolves; the stream's `traceId` is the
    * `x-trace-id` response header, if any.
@@ -145,7 +133,7 @@ export class OpenAIChatProvider implements ChatProvider {
    * options it cannot send (before any request); the signal's reason when it aborts.
    */
   async generate(systemPrompt: string, tools: readonly Tool[], history: readonly Message[], options: ProviderGenerateOptions = {}): Promise<StreamedMessage> {
-    const generation = resolveGenerationOptions(this.name, this.neutral, options.generation, tools);
+    const generation = this.generationFor(tools, options);
     if (generation.stopSequences !== undefined && generation.stopSequences.length > MAX_STOP_SEQUENCES) {
       throw new UnsupportedGenerationOptionError(this.name, 'stopSequences', `at most ${MAX_STOP_SEQUENCES} sequences, got ${generation.stopSequences.length}`);
     }
@@ -154,32 +142,26 @@ export class OpenAIChatProvider implements ChatProvider {
     return this.connection.open(body, options.signal, converter);
   }
 
-  /**
-   * A copy that asks for this thinking effort as `reasoning_effort` (spec §7.1): `low`, `medium`,
-   * `high` and `xhigh` as they are, `max` as `xhigh`, `off` per the `thinkingOff` option.
-   */
-  withThinking(effort: ThinkingEffort): OpenAIChatProvider {
-    return this.copyWith({ thinkingEffort: reasoningEffortToThinkingEffort(thinkingEffortToReasoningEffort(effort)) });
-  }
-
-  /** A copy with these neutral generation options merged over its own (see the class notes for the mapping). */
-  withGeneration(options: GenerationOptions): OpenAIChatProvider {
-    return this.copyWith({ neutral: updateGenerationOptions(this.neutral, options, this.name) });
-  }
-
   /** A copy whose own (Chat Completions) options are these merged over the current ones (`extraBody` key by key). */
   withGenerationOptions(options: ChatCompletionsGenerationOptions): OpenAIChatProvider {
     return this.copyWith({ own: mergeGenerationOptions(this.own, options) });
   }
 
-  /** What logs and `JSON.stringify` show: never the API key. */
-  toJSON(): Record<string, unknown> {
-    return { name: this.name, modelName: this.modelName, baseURL: this.baseURL, thinkingEffort: this.thinkingEffort };
+  /**
+   * `withThinking` asks for the effort as `reasoning_effort` (spec §7.1): `low`, `medium`, `high` and
+   * `xhigh` as they are, `max` as `xhigh` (and `thinkingEffort` reads `xhigh`), `off` per the
+   * `thinkingOff` option.
+   */
+  protected override thinkingChanges(effort: ThinkingEffort): ProviderChanges {
+    return { thinkingEffort: reasoningEffortToThinkingEffort(thinkingEffortToReasoningEffort(effort)) };
   }
 
-  /** How `util.inspect` (and so `console.log`) shows the provider: as {@link toJSON}. */
-  [inspect.custom](): string {
-    return `OpenAIChatProvider ${inspect(this.toJSON())}`;
+  protected override describe(): Record<string, unknown> {
+    return { baseURL: this.baseURL };
+  }
+
+  protected override secrets(): Secrets {
+    return this.connection.secrets();
   }
 
   private buildBody(
@@ -210,13 +192,5 @@ export class OpenAIChatProvider implements ChatProvider {
     }
     const effort = thinkingEffortToReasoningEffort(this.thinkingEffort);
     return effort === 'none' && this.thinkingOff === 'omit' ? undefined : effort;
-  }
-
-  private copyWith(changes: {
-    readonly thinkingEffort?: ThinkingEffort;
-    readonly own?: ChatCompletionsGenerationOptions;
-    readonly neutral?: GenerationOptions;
-  }): OpenAIChatProvider {
-    return Object.assign(Object.create(OpenAIChatProvider.prototype) as OpenAIChatProvider, this, changes);
   }
 }

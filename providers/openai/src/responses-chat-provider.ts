@@ -1,19 +1,14 @@
-import { inspect } from 'node:util';
-
+import type { JsonValue, Message, Tool } from '@kosong/core';
 import {
-  noGenerationOptions,
-  resolveGenerationOptions,
-  updateGenerationOptions,
-  type ChatProvider,
+  BaseChatProvider,
   type GenerationOptions,
-  type JsonValue,
-  type Message,
   type OutputFormat,
+  type ProviderChanges,
   type ProviderGenerateOptions,
+  type Secrets,
   type StreamedMessage,
   type ThinkingEffort,
-  type Tool,
-} from '@kosong/core';
+} from '@kosong/core/provider-kit';
 
 import { ChatCompletionsConnection, type ConnectionOptions } from './chat-completions-connection.js';
 import { OPENAI_BASE_URL } from './openai-chat-provider.js';
@@ -75,20 +70,18 @@ export interface OpenAIResponsesChatProviderOptions extends ConnectionOptions {
  * const provider = new OpenAIResponsesChatProvider({ apiKey, model: 'gpt-5.1' }).withThinking('medium');
  * const result = await step({ provider, systemPrompt, toolset, history });
  */
-export class OpenAIResponsesChatProvider implements ChatProvider {
+export class OpenAIResponsesChatProvider extends BaseChatProvider {
   readonly name = 'openai-responses';
   readonly modelName: string;
-  /** The effort set with {@link OpenAIResponsesChatProvider.withThinking}, as sent: `max` reads `xhigh`. */
-  readonly thinkingEffort: ThinkingEffort | undefined = undefined;
   private readonly connection: ChatCompletionsConnection;
   private readonly own: ResponsesGenerationOptions;
-  private readonly neutral: GenerationOptions = noGenerationOptions();
   private readonly conversion: ResponsesInputConversion;
   private readonly strictTools: boolean;
   private readonly thinkingOff: 'omit' | 'none';
 
   /** @throws {ChatProviderError} when there is neither an API key nor a client. */
   constructor(options: OpenAIResponsesChatProviderOptions) {
+    super();
     this.modelName = options.model;
     this.connection = new ChatCompletionsConnection(options, { provider: 'OpenAIResponsesChatProvider', baseURL: OPENAI_BASE_URL });
     this.own = options.generation ?? {};
@@ -110,11 +103,6 @@ export class OpenAIResponsesChatProvider implements ChatProvider {
     return this.own;
   }
 
-  /** The neutral generation options set with {@link OpenAIResponsesChatProvider.withGeneration}. */
-  get generation(): GenerationOptions {
-    return this.neutral;
-  }
-
   /**
    * Streams one response. The request is sent before this resolves.
    *
@@ -123,22 +111,9 @@ export class OpenAIResponsesChatProvider implements ChatProvider {
    * options it cannot send (before any request); the signal's reason when it aborts.
    */
   async generate(systemPrompt: string, tools: readonly Tool[], history: readonly Message[], options: ProviderGenerateOptions = {}): Promise<StreamedMessage> {
-    const generation = resolveGenerationOptions(this.name, this.neutral, options.generation, tools);
+    const generation = this.generationFor(tools, options);
     const body = this.buildBody(systemPrompt, tools, history, generation, options.output);
     return this.connection.open(body, options.signal, new ResponsesEventConverter(), RESPONSES_ENDPOINT);
-  }
-
-  /**
-   * A copy that asks for this reasoning effort (kosong spec §7.4): `low`, `medium`, `high` and
-   * `xhigh` as they are, `max` as `xhigh`, `off` per the `thinkingOff` option.
-   */
-  withThinking(effort: ThinkingEffort): OpenAIResponsesChatProvider {
-    return this.copyWith({ thinkingEffort: reasoningEffortToThinkingEffort(thinkingEffortToReasoningEffort(effort)) });
-  }
-
-  /** A copy with these neutral generation options merged over its own (see the class notes for the mapping). */
-  withGeneration(options: GenerationOptions): OpenAIResponsesChatProvider {
-    return this.copyWith({ neutral: updateGenerationOptions(this.neutral, options, this.name) });
   }
 
   /** A copy whose own (Responses) options are these merged over the current ones (`extraBody` key by key). */
@@ -146,14 +121,21 @@ export class OpenAIResponsesChatProvider implements ChatProvider {
     return this.copyWith({ own: mergeResponsesGenerationOptions(this.own, options) });
   }
 
-  /** What logs and `JSON.stringify` show: never the API key. */
-  toJSON(): Record<string, unknown> {
-    return { name: this.name, modelName: this.modelName, baseURL: this.baseURL, thinkingEffort: this.thinkingEffort };
+  /**
+   * `withThinking` asks for this reasoning effort (kosong spec §7.4): `low`, `medium`, `high` and
+   * `xhigh` as they are, `max` as `xhigh` (and `thinkingEffort` reads `xhigh`), `off` per the
+   * `thinkingOff` option.
+   */
+  protected override thinkingChanges(effort: ThinkingEffort): ProviderChanges {
+    return { thinkingEffort: reasoningEffortToThinkingEffort(thinkingEffortToReasoningEffort(effort)) };
   }
 
-  /** How `util.inspect` (and so `console.log`) shows the provider: as {@link toJSON}. */
-  [inspect.custom](): string {
-    return `OpenAIResponsesChatProvider ${inspect(this.toJSON())}`;
+  protected override describe(): Record<string, unknown> {
+    return { baseURL: this.baseURL };
+  }
+
+  protected override secrets(): Secrets {
+    return this.connection.secrets();
   }
 
   private buildBody(
@@ -181,13 +163,5 @@ export class OpenAIResponsesChatProvider implements ChatProvider {
     if (output !== undefined) body['text'] = { format: responsesTextFormat(output) };
     Object.assign(body, this.own.extraBody);
     return body;
-  }
-
-  private copyWith(changes: {
-    readonly thinkingEffort?: ThinkingEffort;
-    readonly own?: ResponsesGenerationOptions;
-    readonly neutral?: GenerationOptions;
-  }): OpenAIResponsesChatProvider {
-    return Object.assign(Object.create(OpenAIResponsesChatProvider.prototype) as OpenAIResponsesChatProvider, this, changes);
   }
 }

@@ -1,17 +1,24 @@
-import { ChatProviderError } from '@kosong/core';
+/**
+ * The SSE body of a Chat Completions stream, as the provider reads it: the provider kit's
+ * `SseJsonDecoder` with `eventsource-parser`'s parser.
+ */
+import { ChatProviderError, SseJsonDecoder, type StreamEventConverter } from '@kosong/core/provider-kit';
 import { expect } from 'chai';
-
-import { convertError } from '../index.js';
-import { ChunkEventDecoder } from '../chunk-event-decoder.js';
+import { createParser } from 'eventsource-parser';
 
 const encode = (text: string): Uint8Array => new TextEncoder().encode(text);
 
+/** A converter that keeps every chunk it is given. */
+function recorder(chunks: unknown[]): StreamEventConverter {
+  return { id: undefined, usage: undefined, finishReason: undefined, push: (chunk) => void chunks.push(chunk), end: () => undefined };
+}
+
 /** Feeds `pieces` (each a separate read) and returns the chunks, and what the decoder threw, if it did. */
-function decode(pieces: readonly Uint8Array[]): { chunks: unknown[]; error: unknown; decoder: ChunkEventDecoder } {
+function decode(pieces: readonly Uint8Array[], maxEventChars?: number): { chunks: unknown[]; error: unknown; decoder: SseJsonDecoder } {
   const chunks: unknown[] = [];
-  const decoder = new ChunkEventDecoder((chunk) => chunks.push(chunk));
+  const decoder = new SseJsonDecoder(recorder(chunks), { createParser, maxEventChars });
   try {
-    for (const piece of pieces) decoder.feed(piece);
+    for (const piece of pieces) decoder.feed(piece, []);
     return { chunks, error: undefined, decoder };
   } catch (error) {
     return { chunks, error, decoder };
@@ -29,7 +36,7 @@ const AWKWARD_BODY = [
 ].join('');
 const AWKWARD_CHUNKS = [{ n: 1, text: 'ü€' }, { n: 2, text: '😀' }, { n: 3 }, { n: 4 }];
 
-describe('ChunkEventDecoder: the SSE body of a Chat Completions stream', () => {
+describe('SseJsonDecoder with eventsource-parser: the SSE body of a Chat Completions stream', () => {
   it('reads comments, event/id/retry fields, CRLF and CR line ends, multi-line data and multi-byte characters', () => {
     const { chunks, error, decoder } = decode([encode(AWKWARD_BODY)]);
     expect(error).to.equal(undefined);
@@ -69,11 +76,11 @@ describe('ChunkEventDecoder: the SSE body of a Chat Completions stream', () => {
     expect({ chunks: split.chunks, error: split.error }, 'a CRLF split across reads is one line end, not an empty line').to.deep.equal({ chunks: [{ n: 1 }], error: undefined });
   });
 
-  it('throws a SyntaxError for data that is not JSON (mapped to "malformed stream data")', () => {
+  it('throws a ChatProviderError for data that is not JSON ("malformed stream data"), after the chunks before it', () => {
     const { chunks, error } = decode([encode('data: {"a":1}\n\ndata: {oops\n\n')]);
     expect(chunks).to.deep.equal([{ a: 1 }]);
-    expect(error).to.be.instanceOf(SyntaxError);
-    expect(convertError(error, { secrets: [] }).message).to.match(/^The server sent malformed stream data/);
+    expect(ChatProviderError.isInstance(error)).to.equal(true);
+    expect((error as Error).message).to.equal('The server sent malformed stream data (an event that is not JSON): {oops');
   });
 
   it('drops an event the body ends in the middle of (a server that closed mid-event), and an event with no data', () => {
@@ -83,8 +90,8 @@ describe('ChunkEventDecoder: the SSE body of a Chat Completions stream', () => {
   });
 
   it('refuses more data without a line end than it buffers', () => {
-    const decoder = new ChunkEventDecoder(() => undefined, 1_000);
-    decoder.feed(encode(`data: ${'x'.repeat(900)}`));
-    expect(() => decoder.feed(encode('y'.repeat(200)))).to.throw(ChatProviderError, /more than 1000 characters of stream data without a line end/);
+    const decoder = new SseJsonDecoder(recorder([]), { createParser, maxEventChars: 1_000 });
+    decoder.feed(encode(`data: ${'x'.repeat(900)}`), []);
+    expect(() => decoder.feed(encode('y'.repeat(200)), [])).to.throw(ChatProviderError, /more than 1000 characters of stream data without a line end/);
   });
 });
