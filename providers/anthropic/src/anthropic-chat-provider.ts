@@ -1,18 +1,5 @@
-import { inspect } from 'node:util';
-
-import {
-  ChatProviderError,
-  noGenerationOptions,
-  resolveGenerationOptions,
-  updateGenerationOptions,
-  type ChatProvider,
-  type GenerationOptions,
-  type JsonValue,
-  type Message,
-  type ProviderGenerateOptions,
-  type ThinkingEffort,
-  type Tool,
-} from '@kosong/core';
+import type { JsonValue, Message, Tool } from '@kosong/core';
+import { BaseChatProvider, ChatProviderError, type ProviderChanges, type ProviderGenerateOptions, type Secrets, type ThinkingEffort } from '@kosong/core/provider-kit';
 
 import type { CacheTTL } from './cache-control.js';
 import { MessagesConnection, type ConnectionOptions } from './messages-connection.js';
@@ -72,17 +59,15 @@ export interface AnthropicChatProviderOptions extends ConnectionOptions {
  * const provider = new AnthropicChatProvider({ apiKey, model: 'claude-sonnet-4-6', defaultMaxTokens: 4096 });
  * const result = await step({ provider: provider.withThinking('high'), systemPrompt, toolset, history });
  */
-export class AnthropicChatProvider implements ChatProvider {
+export class AnthropicChatProvider extends BaseChatProvider {
   readonly name = 'anthropic';
   readonly modelName: string;
-  /** The effort set with {@link AnthropicChatProvider.withThinking}, as the model gets it (clamped). */
-  readonly thinkingEffort: ThinkingEffort | undefined = undefined;
   private readonly connection: MessagesConnection;
   private readonly settings: Omit<RequestSettings, 'thinkingEffort'>;
-  private readonly neutral: GenerationOptions = noGenerationOptions();
 
   /** @throws {ChatProviderError} when there is neither an API key nor a client, or an option is invalid. */
   constructor(options: AnthropicChatProviderOptions) {
+    super();
     const maxTokens = options.defaultMaxTokens ?? DEFAULT_MAX_TOKENS;
     if (!Number.isSafeInteger(maxTokens) || maxTokens < 1) {
       throw new ChatProviderError(`AnthropicChatProvider: \`defaultMaxTokens\` must be a positive integer, got ${String(maxTokens)}`);
@@ -110,11 +95,6 @@ export class AnthropicChatProvider implements ChatProvider {
     return this.connection.baseURL;
   }
 
-  /** The neutral generation options set with {@link AnthropicChatProvider.withGeneration}. */
-  get generation(): GenerationOptions {
-    return this.neutral;
-  }
-
   /** The SDK client (shared by the copies `with…` makes). */
   get client(): MessagesConnection['client'] {
     return this.connection.client;
@@ -129,38 +109,27 @@ export class AnthropicChatProvider implements ChatProvider {
    * options it cannot send (before any request); the signal's reason when it aborts.
    */
   async generate(systemPrompt: string, tools: readonly Tool[], history: readonly Message[], options: ProviderGenerateOptions = {}): Promise<MessagesStream> {
-    const generation = resolveGenerationOptions(this.name, this.neutral, options.generation, tools);
+    const generation = this.generationFor(tools, options);
     const { body, headers } = buildRequest(systemPrompt, tools, history, { ...this.settings, thinkingEffort: this.thinkingEffort }, generation, options.output);
     return this.connection.open(body, headers, options.signal);
   }
 
   /**
-   * A copy that thinks with this effort (kosong spec §7.5): adaptive thinking with
+   * `withThinking` thinks with this effort (kosong spec §7.5): adaptive thinking with
    * `output_config.effort` on models that have it (Opus / Sonnet / Haiku 4.6 and later, Mythos), a
    * thinking budget on older ones (1024 / 4096 / 32000 tokens for low / medium / high); levels the
-   * model lacks become `high`; `off` disables thinking.
+   * model lacks become `high` (`thinkingEffort` is the effort as the model gets it); `off` disables
+   * thinking.
    */
-  withThinking(effort: ThinkingEffort): AnthropicChatProvider {
-    return this.copyWith({ thinkingEffort: clampEffort(this.modelName, effort) });
+  protected override thinkingChanges(effort: ThinkingEffort): ProviderChanges {
+    return { thinkingEffort: clampEffort(this.modelName, effort) };
   }
 
-  /** A copy with these neutral generation options merged over its own (see the class notes for the mapping). */
-  withGeneration(options: GenerationOptions): AnthropicChatProvider {
-    return this.copyWith({ neutral: updateGenerationOptions(this.neutral, options, this.name) });
+  protected override describe(): Record<string, unknown> {
+    return { baseURL: this.baseURL };
   }
 
-  /** What logs and `JSON.stringify` show: never the API key. */
-  toJSON(): Record<string, unknown> {
-    return { name: this.name, modelName: this.modelName, baseURL: this.baseURL, thinkingEffort: this.thinkingEffort };
-  }
-
-  /** How `util.inspect` (and so `console.log`) shows the provider: as {@link toJSON}. */
-  [inspect.custom](): string {
-    return `AnthropicChatProvider ${inspect(this.toJSON())}`;
-  }
-
-  private copyWith(changes: { readonly thinkingEffort?: ThinkingEffort; readonly neutral?: GenerationOptions }): AnthropicChatProvider {
-    const copy = Object.create(AnthropicChatProvider.prototype) as AnthropicChatProvider;
-    return Object.assign(copy, this, changes);
+  protected override secrets(): Secrets {
+    return this.connection.secrets();
   }
 }

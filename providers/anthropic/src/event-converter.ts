@@ -1,4 +1,5 @@
 import {
+  APIConnectionError,
   ChatProviderError,
   textPart,
   thinkPart,
@@ -40,6 +41,8 @@ interface OpenBlock {
  *   fragment; `citations_delta` and unknown deltas are skipped;
  * - `message_delta` → stop reason and usage; `message_stop` → the message is complete;
  * - `error` → the error (see `onError`); `ping` and unknown events are skipped.
+ *
+ * It is the provider kit's `StreamEventConverter` of the Messages API.
  */
 export class EventConverter {
   /** The message id, from `message_start`. */
@@ -101,6 +104,15 @@ export class EventConverter {
       default:
         return; // ping, and events newer than this code
     }
+  }
+
+  /**
+   * The events are over.
+   *
+   * @throws {APIConnectionError} when `message_stop` never came: the stream ended before the response was complete.
+   */
+  end(): void {
+    if (!this.complete) throw new APIConnectionError('The stream ended before the response was complete (no message_stop event)');
   }
 
   #delta(data: JsonRecord, out: StreamedMessagePart[]): void {

@@ -1,5 +1,6 @@
 import Anthropic, { type ClientOptions } from '@anthropic-ai/sdk';
-import { ChatProviderError, type JsonValue, redactSecrets, sameOriginRedirects, type Secrets } from '@kosong/core';
+import type { JsonValue } from '@kosong/core';
+import { ChatProviderError, credentialHeaderValues, redactSecrets, sameOriginRedirects, type Secrets } from '@kosong/core/provider-kit';
 
 import { convertError } from './convert-error.js';
 import { MessagesStream } from './messages-stream.js';
@@ -39,7 +40,6 @@ export interface ConnectionOptions {
 }
 
 const CLIENT_EXCLUSIVE = ['apiKey', 'baseURL', 'defaultHeaders', 'fetch', 'logLevel', 'logger'] as const;
-const SECRET_HEADER = /key|auth|token|secret|cookie/i;
 
 /**
  * The HTTP side of the provider: an `@anthropic-ai/sdk` client, and one streamed request per
@@ -59,9 +59,7 @@ export class MessagesConnection {
   constructor(options: ConnectionOptions) {
     this.#maxRetries = options.maxRetries ?? 0;
     this.#timeoutMs = options.timeoutMs;
-    this.#headerSecrets = Object.entries(options.defaultHeaders ?? {})
-      .filter(([name]) => SECRET_HEADER.test(name))
-      .map(([, value]) => value);
+    this.#headerSecrets = credentialHeaderValues(options.defaultHeaders);
     if (options.client !== undefined) {
       const mixed = CLIENT_EXCLUSIVE.filter((key) => options[key] !== undefined);
       if (mixed.length > 0) {
