@@ -1,6 +1,6 @@
-import { APIConnectionError, APIStatusError, APITimeoutError, ChatProviderError, errorChainMessages, redirectRefusal, retryAfterSeconds, scrubSecrets, transportFailureKind } from '@kosong/core';
+import { APIStatusError, ChatProviderError, httpStatusError, sdkErrorConverter } from '@kosong/core/provider-kit';
 
-import { containsSecret, redact } from './redact.js';
+import { GOOGLE_CREDENTIALS, redact } from './redact.js';
 import { isObject } from './response-converter.js';
 
 /** A non-success HTTP response, as the provider captured it (the body cut to a few KiB). */
@@ -27,44 +27,37 @@ export function statusError(response: FailedResponse, secrets: readonly (string 
   const detail = typeof error?.['message'] === 'string' ? error['message'] : firstWords(response.body);
   const prefix = STATUS_PREFIX[response.status] ?? (response.status >= 500 ? 'Server error' : 'HTTP error');
   const head = `${prefix} (${response.status}${rpcStatus ? ` ${rpcStatus}` : ''})`;
-  const text = redirectRefusal(response.status, response.headers) ?? (detail === '' ? head : `${head}: ${detail}`);
-  return new APIStatusError(response.status, redact(text, secrets), {
-    requestId: header(response.headers, 'x-request-id', secrets),
-    traceId: header(response.headers, 'x-trace-id', secrets),
-    retryAfterSeconds: retryAfterSeconds(response.headers) ?? retryDelaySeconds(error),
+  const clean = (text: string): string => redact(text, secrets);
+  return httpStatusError(response.status, clean(detail === '' ? head : `${head}: ${detail}`), {
+    headers: response.headers,
+    requestId: response.headers.get('x-request-id') ?? undefined,
+    traceId: response.headers.get('x-trace-id') ?? undefined,
+    retryAfterSeconds: retryDelaySeconds(error),
+    redact: clean,
   });
 }
 
+/** The `@google/genai` SDK's own error: an `ApiError` with a status (one the provider did not capture). */
+const convert = sdkErrorConverter({
+  patterns: GOOGLE_CREDENTIALS,
+  sdkError: (error, { message, cause }) => {
+    const status = (error as { status?: unknown } | null)?.status;
+    return error instanceof Error && error.name === 'ApiError' && typeof status === 'number' ? new APIStatusError(status, message, { cause }) : undefined;
+  },
+});
+
 /**
- * Maps any other failure of a request or of its stream to the kosong provider errors (spec §2.6):
- * `fetch` and socket timeouts → {@link APITimeoutError}; refused, reset or cut connections (`fetch
- * failed`, `terminated`, socket error codes) → {@link APIConnectionError}; an SDK `ApiError` (a
- * status the provider did not capture) → {@link APIStatusError}; anything else →
- * {@link ChatProviderError} `Error: …`. A {@link ChatProviderError} is returned as it is (rebuilt
- * when a secret slipped into its message). Secrets are redacted from messages, and the original
- * error is kept as `cause` scrubbed of them (core's `scrubSecrets`).
+ * Maps any other failure of a request or of its stream to the kosong provider errors (spec §2.6),
+ * on the kit's `sdkErrorConverter`: `fetch` and socket timeouts → `APITimeoutError`; refused, reset
+ * or cut connections (`fetch failed`, `terminated`, socket error codes) → `APIConnectionError`; an
+ * SDK `ApiError` (a status the provider did not capture) → {@link APIStatusError}; anything else →
+ * {@link ChatProviderError} `Error: …`. A {@link ChatProviderError} is returned as it is (a redacted
+ * copy when a secret slipped into it). Secrets, and anything that looks like a Google API key or
+ * access token, are redacted from messages, and the original error is kept as `cause` scrubbed of
+ * them.
  */
 export function convertError(error: unknown, secrets: readonly (string | undefined)[]): ChatProviderError {
-  if (ChatProviderError.isInstance(error)) {
-    if (!containsSecret(error.message, secrets)) return error;
-    if (!APIStatusError.isInstance(error)) return new ChatProviderError(redact(error.message, secrets));
-    const { requestId, traceId, retryAfterSeconds } = error;
-    return new APIStatusError(error.statusCode, redact(error.message, secrets), { requestId, traceId, retryAfterSeconds });
-  }
-  const cause: ErrorOptions = { cause: scrubSecrets(error, secrets) };
-  const message = redact(errorMessage(error), secrets);
-  const status = (error as { status?: unknown } | null)?.status;
-  if (error instanceof Error && error.name === 'ApiError' && typeof status === 'number') return new APIStatusError(status, message, cause);
-  const kind = transportFailureKind(error);
-  if (kind === 'timeout') return new APITimeoutError(`The response timed out (${redact(describeChain(error), secrets)})`, cause);
-  if (kind === 'connection') return new APIConnectionError(`The connection broke before the response was complete (${redact(describeChain(error), secrets)})`, cause);
-  return new ChatProviderError(`Error: ${message}`, cause);
-}
-
-/** A response header, redacted (a proxy may echo anything, credentials included, in any header). */
-function header(headers: Headers, name: string, secrets: readonly (string | undefined)[]): string | undefined {
-  const value = headers.get(name);
-  return value === null ? undefined : redact(value, secrets);
+  return convert(error, secrets);
 }
 
 function parseErrorBody(body: string): Record<string, unknown> | undefined {
@@ -96,17 +89,3 @@ function firstWords(body: string): string {
   return text.length > 200 ? `${text.slice(0, 200)}…` : text;
 }
 
-/** The messages of an error and its causes, joined. */
-function describeChain(error: unknown): string {
-  return errorChainMessages(error).join(': ');
-}
-
-function errorMessage(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  if (typeof error === 'string') return error;
-  try {
-    return JSON.stringify(error) ?? String(error);
-  } catch {
-    return String(error);
-  }
-}

@@ -1,18 +1,5 @@
-import { inspect } from 'node:util';
-
-import {
-  ChatProviderError,
-  noGenerationOptions,
-  resolveGenerationOptions,
-  updateGenerationOptions,
-  type ChatProvider,
-  type GenerationOptions,
-  type Message,
-  type ProviderGenerateOptions,
-  type StreamedMessage,
-  type ThinkingEffort,
-  type Tool,
-} from '@kosong/core';
+import type { Message, Tool } from '@kosong/core';
+import { BaseChatProvider, ChatProviderError, type ProviderChanges, type ProviderGenerateOptions, type Secrets, type StreamedMessage, type ThinkingEffort } from '@kosong/core/provider-kit';
 import type { GenerateContentConfig } from '@google/genai';
 
 import { GeminiConnection, type GeminiConnectionOptions } from './gemini-connection.js';
@@ -62,32 +49,22 @@ export interface GeminiChatProviderOptions extends GeminiConnectionOptions {
  * const provider = new GeminiChatProvider({ apiKey, model: 'gemini-2.5-flash' }).withThinking('medium');
  * const result = await step({ provider, systemPrompt, toolset, history });
  */
-export class GeminiChatProvider implements ChatProvider {
+export class GeminiChatProvider extends BaseChatProvider {
   readonly name = 'google_genai';
   readonly modelName: string;
   private readonly connection: GeminiConnection;
   private readonly media: MediaOptions;
   private readonly config: GeminiRequestConfig;
   private readonly thinkingConfig: ThinkingConfig | undefined = undefined;
-  private readonly neutral: GenerationOptions = noGenerationOptions();
 
   /** @throws {ChatProviderError} when the options cannot reach Gemini (no API key, say). */
   constructor(options: GeminiChatProviderOptions) {
+    super();
     if (typeof options.model !== 'string' || options.model === '') throw new ChatProviderError('GeminiChatProvider needs a `model`');
     this.modelName = options.model;
     this.connection = new GeminiConnection(options);
     this.media = options.media ?? {};
     this.config = options.config ?? {};
-  }
-
-  /** The thinking effort the request asks for (kosong spec §7.6 reading of its thinking config). */
-  get thinkingEffort(): ThinkingEffort | undefined {
-    return thinkingEffortOf(this.thinkingConfig);
-  }
-
-  /** The neutral generation options set with {@link GeminiChatProvider.withGeneration}. */
-  get generation(): GenerationOptions {
-    return this.neutral;
   }
 
   /** Whether requests go to Vertex AI rather than the Gemini API. */
@@ -106,7 +83,7 @@ export class GeminiChatProvider implements ChatProvider {
   async generate(systemPrompt: string, tools: readonly Tool[], history: readonly Message[], options: ProviderGenerateOptions = {}): Promise<StreamedMessage> {
     const { signal } = options;
     signal?.throwIfAborted();
-    const generation = resolveGenerationOptions(this.name, this.neutral, options.generation, tools);
+    const generation = this.generationFor(tools, options);
     const own = layOutputFormat(layGenerationOptions(this.name, this.config, generation, tools.length > 0), options.output);
     const media = new MediaResolver(this.media, this.connection.fetch, signal);
     let contents;
@@ -125,31 +102,22 @@ export class GeminiChatProvider implements ChatProvider {
   }
 
   /**
-   * A copy that asks for this thinking effort (kosong spec §7.6): a `thinkingLevel` for gemini-3
+   * `withThinking` asks for this thinking effort (kosong spec §7.6): a `thinkingLevel` for gemini-3
    * models (`low` → LOW, higher → HIGH, `off` → none: they always think), a `thinkingBudget` for
    * older ones (`off` → 0, `low` → 1024, `medium` → 4096, higher → 32000). Thoughts are included
-   * (as think parts) unless the budget is 0.
+   * (as think parts) unless the budget is 0. `thinkingEffort` is the effort the request asks for
+   * (the spec's reading of its thinking config).
    */
-  withThinking(effort: ThinkingEffort): GeminiChatProvider {
-    return this.copyWith({ thinkingConfig: thinkingConfigFor(this.modelName, effort) });
+  protected override thinkingChanges(effort: ThinkingEffort): ProviderChanges {
+    const thinkingConfig = thinkingConfigFor(this.modelName, effort);
+    return { thinkingConfig, thinkingEffort: thinkingEffortOf(thinkingConfig) };
   }
 
-  /** A copy with these neutral generation options merged over its own (see the class notes for the mapping). */
-  withGeneration(options: GenerationOptions): GeminiChatProvider {
-    return this.copyWith({ neutral: updateGenerationOptions(this.neutral, options, this.name) });
+  protected override describe(): Record<string, unknown> {
+    return { vertexAI: this.vertexAI };
   }
 
-  /** What logs and `JSON.stringify` show: never the API key. */
-  toJSON(): Record<string, unknown> {
-    return { name: this.name, modelName: this.modelName, vertexAI: this.vertexAI, thinkingEffort: this.thinkingEffort };
-  }
-
-  /** How `util.inspect` (and so `console.log`) shows the provider: as {@link toJSON}. */
-  [inspect.custom](): string {
-    return `GeminiChatProvider ${inspect(this.toJSON())}`;
-  }
-
-  private copyWith(changes: { readonly thinkingConfig?: ThinkingConfig; readonly neutral?: GenerationOptions }): GeminiChatProvider {
-    return Object.assign(Object.create(GeminiChatProvider.prototype) as GeminiChatProvider, this, changes);
+  protected override secrets(): Secrets {
+    return this.connection.secrets;
   }
 }

@@ -1,4 +1,4 @@
-import { APITimeoutError, ChatProviderError, sameOriginRedirects } from '@kosong/core';
+import { APITimeoutError, ChatProviderError, credentialHeaderValues, sameOriginRedirects } from '@kosong/core/provider-kit';
 import { GoogleGenAI, type Content, type GenerateContentConfig, type GoogleGenAIOptions } from '@google/genai';
 
 import { convertError, statusError, type FailedResponse } from './convert-error.js';
@@ -53,7 +53,6 @@ export interface StreamRequest {
 
 /** Bytes of an error body kept for the error message (an error body can be anything, of any size). */
 const ERROR_BODY_BYTES = 16 * 1024;
-const SECRET_HEADER = /key|auth|token|secret|cookie/i;
 
 /**
  * The HTTP side of {@link GeminiChatProvider}: a `@google/genai` client, and one streamed
@@ -78,10 +77,7 @@ export class GeminiConnection {
     this.#apiFetch = sameOriginRedirects(this.#fetch);
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     if (!(this.#timeoutMs > 0)) throw new ChatProviderError(`GeminiChatProvider: timeoutMs must be a positive number, not ${options.timeoutMs}`);
-    const headerSecrets = Object.entries(options.defaultHeaders ?? {})
-      .filter(([name]) => SECRET_HEADER.test(name))
-      .map(([, value]) => value);
-    this.#secrets = [options.apiKey, ...headerSecrets];
+    this.#secrets = [options.apiKey, ...credentialHeaderValues(options.defaultHeaders)];
     const vertex = options.vertexAI === true ? {} : options.vertexAI === false ? undefined : options.vertexAI;
     if (vertex === undefined && (options.apiKey === undefined || options.apiKey === '')) {
       throw new ChatProviderError('GeminiChatProvider needs an `apiKey` (or `vertexAI` with a project)');

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 
 import {
+  APIConnectionError,
   APIStatusError,
   audioURLPart,
   ChatProviderError,
@@ -34,6 +35,7 @@ import { usageFromMetadata } from './usage.js';
  * It throws a {@link ChatProviderError} for data that is not a response (not an object, a function
  * call without a name, arguments that are not an object), an {@link APIStatusError} for an `error`
  * event with an HTTP status code, and a {@link ChatProviderError} when the prompt was blocked.
+ * It is the provider kit's `StreamEventConverter` of `streamGenerateContent`.
  */
 export class ResponseConverter {
   #id: string | undefined;
@@ -76,6 +78,15 @@ export class ResponseConverter {
     if (Array.isArray(parts)) for (const part of parts) this.#convertPart(part, out);
     const reason = candidate['finishReason'];
     if (typeof reason === 'string' && reason !== '') this.#rawFinishReason = reason;
+  }
+
+  /**
+   * The events are over.
+   *
+   * @throws {APIConnectionError} when no `finishReason` came: the stream ended before the response was complete.
+   */
+  end(): void {
+    if (this.#rawFinishReason === undefined) throw new APIConnectionError('The stream ended before the response was complete (no finishReason was sent)');
   }
 
   #convertPart(part: unknown, out: StreamedMessagePart[]): void {

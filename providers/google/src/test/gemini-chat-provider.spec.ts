@@ -286,7 +286,7 @@ describe('GeminiChatProvider over HTTP', () => {
         response.end();
       });
       const { error } = await drain(await ctx.provider().generate('', [], [user('hi')]));
-      expect((error as Error).message).to.match(/stream event longer than 67108864 characters/);
+      expect((error as Error).message).to.match(/more than 67108864 characters of stream data without a line end/);
       expect(await closedWithin(ctx.server.lastRequest.closed)).to.equal('aborted');
     });
 
