@@ -1,4 +1,4 @@
-import { APIStatusError, ChatProviderError, httpStatusError, sdkErrorConverter } from '@kosong/core/provider-kit';
+import { APIStatusError, httpStatusError, sdkErrorConverter, type ChatProviderError } from '@kosong/core/provider-kit';
 
 import { GOOGLE_CREDENTIALS, redact } from './redact.js';
 import { isObject } from './response-converter.js';
