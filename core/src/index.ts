@@ -51,9 +51,8 @@ export { step, type StepOptions, type StepResumption, type ToolDispatchMode } fr
 export type { StepLedger } from './runtime/step-ledger.js';
 export { StepResult } from './runtime/step-result.js';
 export { abortableDelay } from './runtime/abort.js';
-export * from './runtime/step-hooks.js';
-export type { ContextScope, RequestScope, ToolScope, TurnScope } from './runtime/context-scope.js';
-export { writeHookErrorToStderr, type HookErrorHandler, type HookErrorReport, type HookFailureKind } from './runtime/hook-guard.js';
+export * from './runtime/hooks/step-hooks.js';
+export { writeHookErrorToStderr, type HookErrorHandler, type HookErrorReport, type HookFailureKind } from './runtime/hooks/hook-guard.js';
 export { DEFAULT_CLEANUP_TIMEOUT_MS, DEFAULT_HOOK_TIMEOUT_MS, DEFAULT_MAX_HOOK_FAILURES } from './runtime/defaults.js';
 
 export * from './kernel/index.js';

@@ -7,13 +7,12 @@ import { addUsage, tokenUsage, type TokenUsage } from '../provider/token-usage.j
 import { abortableDelay } from '../runtime/abort.js';
 import { StructuredOutputError } from '../output/output-errors.js';
 import type { InferOutput, OutputOption } from '../output/output-schema.js';
-import type { TurnScope } from '../runtime/context-scope.js';
-import { ContextWrappers } from '../runtime/context-wrappers.js';
+import { ContextWrappers } from '../runtime/hooks/context-wrappers.js';
 import { DEFAULT_MAX_HOOK_FAILURES } from '../runtime/defaults.js';
-import { isThenable, writeHookErrorToStderr, type HookErrorHandler, type HookFailureKind } from '../runtime/hook-guard.js';
+import { isThenable, writeHookErrorToStderr, type HookErrorHandler, type HookFailureKind } from '../runtime/hooks/hook-guard.js';
 import type { StepResumption } from '../runtime/step.js';
 import type { StepResult } from '../runtime/step-result.js';
-import type { NamedStepHooks } from '../runtime/step-hooks.js';
+import type { NamedStepHooks, TurnScope } from '../runtime/hooks/step-hooks.js';
 import { isApprovalDecision, type ApprovalCallback, type ApprovalDecision } from '../tooling/approval.js';
 import type { ToolResult } from '../tooling/tool-result.js';
 import type { StepLedger } from '../runtime/step-ledger.js';

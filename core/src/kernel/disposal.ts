@@ -1,4 +1,4 @@
-import type { HookErrorHandler, HookFailureKind } from '../runtime/hook-guard.js';
+import type { HookErrorHandler, HookFailureKind } from '../runtime/hooks/hook-guard.js';
 import { errorMessage, KernelError, PluginError } from './errors.js';
 import { writeDisposalErrorToStderr, type DisposalErrorReport } from './hook-error-sink.js';
 

@@ -1,4 +1,4 @@
-import { writeHookErrorToStderr, type HookErrorReport } from '../runtime/hook-guard.js';
+import { writeHookErrorToStderr, type HookErrorReport } from '../runtime/hooks/hook-guard.js';
 
 /**
  * Receives every hook failure of steps run by the kernel (plugin name, hook name, step id, tenant,

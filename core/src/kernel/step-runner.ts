@@ -1,15 +1,13 @@
 import type { InferOutput, OutputOption } from '../output/output-schema.js';
 import type { ChatProvider } from '../provider/chat-provider.js';
-import type { HookErrorHandler } from '../runtime/hook-guard.js';
 import { step, type StepOptions } from '../runtime/step.js';
 import type { StepResult } from '../runtime/step-result.js';
-import { DEFAULT_HOOK_TIMEOUT_MS, DEFAULT_MAX_HOOK_FAILURES } from '../runtime/defaults.js';
-import type { TurnScope } from '../runtime/context-scope.js';
-import { ContextWrappers } from '../runtime/context-wrappers.js';
-import { HookBus } from '../runtime/hook-bus.js';
-import { HookGuard } from '../runtime/hook-guard.js';
-import { HookTable } from '../runtime/hook-table.js';
-import { asNamedHooks, type NamedStepHooks, type RetryEvent, type StepEventContext, type StepHooks } from '../runtime/step-hooks.js';
+import { DEFAULT_MAX_HOOK_FAILURES } from '../runtime/defaults.js';
+import { ContextWrappers } from '../runtime/hooks/context-wrappers.js';
+import { HookBus } from '../runtime/hooks/hook-bus.js';
+import { HookGuard, type HookErrorHandler } from '../runtime/hooks/hook-guard.js';
+import { HookTable } from '../runtime/hooks/hook-table.js';
+import { asNamedHooks, type NamedStepHooks, type RetryEvent, type StepEventContext, type StepHooks, type TurnScope } from '../runtime/hooks/step-hooks.js';
 import type { ApprovalCallback } from '../tooling/approval.js';
 import type { Toolset } from '../tooling/toolset.js';
 
@@ -68,15 +66,7 @@ export class StepRunner {
       return; // the tenant or provider is gone: the retry itself will report that
     }
     const { stepId, context: runContext, ...rest } = fields;
-    const guard = new HookGuard({
-      stepId,
-      tenant: this.tenant,
-      provider: resolved.provider.name,
-      model: resolved.provider.modelName,
-      onError: resolved.onHookError,
-      timeoutMs: resolved.defaults.hookTimeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS,
-      maxFailures: DEFAULT_MAX_HOOK_FAILURES,
-    });
+    const guard = HookGuard.forStep(stepId, { tenant: this.tenant, provider: resolved.provider, onHookError: resolved.onHookError, hookTimeoutMs: resolved.defaults.hookTimeoutMs });
     const context = { stepId, tenant: this.tenant, provider: resolved.provider.name, model: resolved.provider.modelName, context: runContext };
     new HookBus(guard, resolved.hooks, context).retry(rest);
   }
@@ -95,15 +85,7 @@ export class StepRunner {
       return run();
     }
     const { provider } = resolved;
-    const guard = new HookGuard({
-      stepId: turn.turnId,
-      tenant: this.tenant,
-      provider: provider.name,
-      model: provider.modelName,
-      onError: resolved.onHookError,
-      timeoutMs: resolved.defaults.hookTimeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS,
-      maxFailures: DEFAULT_MAX_HOOK_FAILURES,
-    });
+    const guard = HookGuard.forStep(turn.turnId, { tenant: this.tenant, provider, onHookError: resolved.onHookError, hookTimeoutMs: resolved.defaults.hookTimeoutMs });
     const wrappers = ContextWrappers.of(
       resolved.hooks,
       (plugin, kind, error, detached) => guard.reportFailure(plugin, 'runInContext', kind, error, detached),

@@ -3,9 +3,8 @@ import { isApprovalDecision, type ApprovalCallback, type ApprovalDecision } from
 import { describeError, toolDenied, toolNotExecuted, toolRuntimeError } from '../tooling/tool-errors.js';
 import type { ToolReturnValue } from '../tooling/tool-result.js';
 import type { ToolContext, Toolset } from '../tooling/toolset.js';
-import type { HookBus } from './hook-bus.js';
-import type { HookFailureKind } from './hook-guard.js';
-import { isThenable } from './hook-guard.js';
+import type { HookBus } from './hooks/hook-bus.js';
+import { isThenable, type HookFailureKind } from './hooks/hook-guard.js';
 
 /**
  * What the gate lets happen to a call: run it, give it an error result instead (denied, or the

@@ -8,8 +8,7 @@ import type { InferOutput, OutputOption } from '../output/output-schema.js';
 import { parseOutput } from '../output/parse-output.js';
 import { resolveOutput } from '../output/resolve-output.js';
 import type { Tool } from '../tooling/tool.js';
-import { HookGuard, hookSlot, writeHookErrorToStderr, type HookErrorHandler } from './hook-guard.js';
-import { DEFAULT_HOOK_TIMEOUT_MS, DEFAULT_MAX_HOOK_FAILURES } from './defaults.js';
+import { HookGuard, hookSlot, type HookErrorHandler } from './hooks/hook-guard.js';
 import { streamMessage, type GenerateResult } from './stream-message.js';
 
 export type { GenerateResult } from './stream-message.js';
@@ -61,15 +60,7 @@ export interface GenerateOptions<S extends OutputOption | undefined = OutputOpti
 export async function generate<S extends OutputOption | undefined = undefined>(options: GenerateOptions<S>): Promise<GenerateResult<InferOutput<S>>> {
   const output = options.output === undefined ? undefined : await resolveOutput(options.output);
   const { onMessagePart, onToolCall } = options;
-  const guard = new HookGuard({
-    stepId: randomUUID(),
-    tenant: undefined,
-    provider: options.provider.name,
-    model: options.provider.modelName,
-    onError: options.onHookError ?? writeHookErrorToStderr,
-    timeoutMs: options.hookTimeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS,
-    maxFailures: DEFAULT_MAX_HOOK_FAILURES,
-  });
+  const guard = HookGuard.forStep(randomUUID(), { provider: options.provider, onHookError: options.onHookError, hookTimeoutMs: options.hookTimeoutMs });
   const partSlot = onMessagePart && hookSlot('options', 'onMessagePart', onMessagePart);
   const callSlot = onToolCall && hookSlot('options', 'onToolCall', onToolCall);
   const toolCallsDelivered: Promise<void>[] = [];

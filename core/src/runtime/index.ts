@@ -45,7 +45,6 @@ export { step, type StepOptions, type StepResumption, type ToolDispatchMode } fr
 export { StepResult } from './step-result.js';
 export type { StepLedger } from './step-ledger.js';
 export { abortableDelay } from './abort.js';
-export * from './step-hooks.js';
-export type { ContextScope, RequestScope, ToolScope, TurnScope } from './context-scope.js';
-export { writeHookErrorToStderr, type HookErrorHandler, type HookErrorReport, type HookFailureKind } from './hook-guard.js';
+export * from './hooks/step-hooks.js';
+export { writeHookErrorToStderr, type HookErrorHandler, type HookErrorReport, type HookFailureKind } from './hooks/hook-guard.js';
 export { DEFAULT_CLEANUP_TIMEOUT_MS, DEFAULT_HOOK_TIMEOUT_MS, DEFAULT_MAX_HOOK_FAILURES } from './defaults.js';

@@ -13,12 +13,11 @@ import { toolInterrupted, toolNotExecuted } from '../tooling/tool-errors.js';
 import type { ToolResult, ToolReturnValue } from '../tooling/tool-result.js';
 import type { Toolset } from '../tooling/toolset.js';
 import { ApprovalGate, type GateEntry } from './approval-gate.js';
-import type { RequestScope, ToolScope } from './context-scope.js';
-import { ContextWrappers } from './context-wrappers.js';
-import { DEFAULT_CLEANUP_TIMEOUT_MS, DEFAULT_HOOK_TIMEOUT_MS, DEFAULT_MAX_HOOK_FAILURES } from './defaults.js';
-import { HookBus, type HookBusEntry } from './hook-bus.js';
-import { HookGuard, writeHookErrorToStderr, type HookErrorHandler } from './hook-guard.js';
-import type { NamedStepHooks, StepEventContext } from './step-hooks.js';
+import { ContextWrappers } from './hooks/context-wrappers.js';
+import { DEFAULT_CLEANUP_TIMEOUT_MS, DEFAULT_MAX_HOOK_FAILURES } from './defaults.js';
+import { HookBus, type HookBusEntry } from './hooks/hook-bus.js';
+import { HookGuard, type HookErrorHandler } from './hooks/hook-guard.js';
+import type { NamedStepHooks, RequestScope, StepEventContext, ToolScope } from './hooks/step-hooks.js';
 import { randomUUID } from '../random-uuid.js';
 import { StepResult, type StepRun } from './step-result.js';
 import { streamMessage, streamMessageThen, type GenerateResult, type StreamEnd, type StreamMessageInput, type StreamObserver } from './stream-message.js';
@@ -210,7 +209,7 @@ class StepExecution implements StepRun, StreamMessageInput, StreamObserver, Stre
     const entries = busEntries(options);
     const needsGate = ApprovalGate.needed(options.toolset, options.resume !== undefined);
     // A step without hooks has no guard, unless an approval handler's failures need reporting.
-    const guard = entries.length > 0 || needsGate ? hookGuard(this.stepId, options) : undefined;
+    const guard = entries.length > 0 || needsGate ? HookGuard.forStep(this.stepId, options) : undefined;
     const { tenant, provider, context } = options;
     const eventContext = (this.eventContext =
       entries.length === 0 ? undefined : { stepId: this.stepId, tenant, provider: provider.name, model: provider.modelName, context });
@@ -510,20 +509,6 @@ const NO_CONTENT: readonly ContentPart[] = Object.freeze([]);
 async function withOutput(output: ResolvedOutput, generated: GenerateResult): Promise<GenerateResult> {
   if ((generated.message.toolCalls?.length ?? 0) > 0) return generated;
   return { ...generated, output: await parseOutput(output, generated) };
-}
-
-/** The guard of a step's callbacks and hooks. */
-function hookGuard(stepId: string, options: StepOptions): HookGuard {
-  const { tenant, provider } = options;
-  return new HookGuard({
-    stepId,
-    tenant,
-    provider: provider.name,
-    model: provider.modelName,
-    onError: options.onHookError ?? writeHookErrorToStderr,
-    timeoutMs: options.hookTimeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS,
-    maxFailures: DEFAULT_MAX_HOOK_FAILURES,
-  });
 }
 
 /** The bus of every step without hooks: it delivers nothing, so one serves them all. */

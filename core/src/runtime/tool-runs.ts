@@ -6,7 +6,7 @@ import { isToolResult, isToolReturnValue, type ToolResult, type ToolReturnValue 
 import type { ToolContext, Toolset } from '../tooling/toolset.js';
 import type { ApprovalGate, GateEntry, GateOutcome } from './approval-gate.js';
 import { append } from './append.js';
-import { isThenable } from './hook-guard.js';
+import { isThenable } from './hooks/hook-guard.js';
 import type { StepLedger } from './step-ledger.js';
 
 /** Hears of each call's result when it is known, in completion order. */

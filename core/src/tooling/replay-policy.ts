@@ -1,5 +1,4 @@
 import type { ToolCall } from '../message/parts.js';
-import type { Toolset } from './toolset.js';
 
 /**
  * What may happen to a call whose start was recorded but whose outcome was not, when its step is
@@ -26,8 +25,11 @@ export function isReplayPolicy(value: unknown): value is ReplayPolicy {
 /**
  * The replay policy of a call, as the toolset declares it (`Toolset.replayPolicy`); `'never'` when it
  * declares none, when its answer is not a policy, and when asking it throws (fail closed).
+ *
+ * `toolset` is any `Toolset` (typed by the one method read, so that this file and `toolset.ts` do
+ * not import each other).
  */
-export function replayPolicyOf(toolset: Toolset, call: ToolCall): ReplayPolicy {
+export function replayPolicyOf(toolset: { replayPolicy?(toolCall: ToolCall): unknown }, call: ToolCall): ReplayPolicy {
   if (typeof toolset.replayPolicy !== 'function') return DEFAULT_REPLAY_POLICY;
   try {
     const policy = toolset.replayPolicy(call);

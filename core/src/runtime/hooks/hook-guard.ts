@@ -9,6 +9,8 @@
  * @module
  */
 
+import { DEFAULT_HOOK_TIMEOUT_MS, DEFAULT_MAX_HOOK_FAILURES } from '../defaults.js';
+
 /** How a hook failed. */
 export type HookFailureKind = 'threw' | 'rejected' | 'timeout';
 
@@ -57,6 +59,21 @@ export interface HookGuardOptions {
 }
 
 /**
+ * What {@link HookGuard.forStep} reads: fields named as in `StepOptions` (and `GenerateOptions`), so
+ * that a step can pass its own options.
+ */
+export interface StepGuardSettings {
+  /** The tenant the step runs for, if any. */
+  readonly tenant?: string | undefined;
+  /** The step's provider: its name and model go into every report. */
+  readonly provider: { readonly name: string; readonly modelName: string };
+  /** Receives the failures; {@link writeHookErrorToStderr} when not given. */
+  readonly onHookError?: HookErrorHandler | undefined;
+  /** How long an async hook may take; `DEFAULT_HOOK_TIMEOUT_MS` when not given. */
+  readonly hookTimeoutMs?: number | undefined;
+}
+
+/**
  * One hook method of one owner. Immutable, so that one slot serves every step with the same hooks:
  * each step's guard counts the slot's failures itself.
  */
@@ -85,6 +102,25 @@ export class HookGuard {
 
   constructor(private readonly options: HookGuardOptions) {
     this.maxFailures = options.maxFailures;
+  }
+
+  /**
+   * The guard of one step, or of work done for one (an agent turn's `runInContext` hooks, a retry
+   * notice): its reports carry `stepId`, the tenant, the provider's name and model; failures go to
+   * `onHookError` (else stderr), async hooks get `hookTimeoutMs` (else `DEFAULT_HOOK_TIMEOUT_MS`),
+   * and a hook is detached after `DEFAULT_MAX_HOOK_FAILURES` failures.
+   */
+  static forStep(stepId: string, settings: StepGuardSettings): HookGuard {
+    const { tenant, provider } = settings;
+    return new HookGuard({
+      stepId,
+      tenant,
+      provider: provider.name,
+      model: provider.modelName,
+      onError: settings.onHookError ?? writeHookErrorToStderr,
+      timeoutMs: settings.hookTimeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS,
+      maxFailures: DEFAULT_MAX_HOOK_FAILURES,
+    });
   }
 
   /**

@@ -1,7 +1,7 @@
-import { freezeJson, freezePart } from '../message/freeze.js';
-import type { Message } from '../message/message.js';
-import type { JsonValue } from '../message/parts.js';
-import type { ToolResult } from '../tooling/tool-result.js';
+import { freezeJson, freezePart } from '../../message/freeze.js';
+import type { Message } from '../../message/message.js';
+import type { JsonValue } from '../../message/parts.js';
+import type { ToolResult } from '../../tooling/tool-result.js';
 
 /**
  * What a step made, frozen before a hook sees it — the message of `onStepEnd`, the result of

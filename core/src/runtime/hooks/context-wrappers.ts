@@ -1,6 +1,5 @@
-import type { ContextScope } from './context-scope.js';
 import { isThenable, type HookFailureKind } from './hook-guard.js';
-import type { NamedStepHooks } from './step-hooks.js';
+import type { ContextScope, NamedStepHooks } from './step-hooks.js';
 
 /** Reports one failure of a `runInContext` hook (`detached`: it will not be called again). */
 export type WrapperFailureReporter = (plugin: string, kind: HookFailureKind, error: unknown, detached: boolean) => void;

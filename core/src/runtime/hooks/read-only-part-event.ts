@@ -1,4 +1,4 @@
-import type { StreamedMessagePart } from '../message/parts.js';
+import type { StreamedMessagePart } from '../../message/parts.js';
 import type { PartEvent, StepEventContext } from './step-hooks.js';
 
 /**
