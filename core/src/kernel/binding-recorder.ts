@@ -1,4 +1,4 @@
-import type { BindingDeactivation, BindingIdentifier, BindToFluentSyntax, BoundServiceSyntax, Container, ContainerModuleLoadOptions, ServiceIdentifier } from 'inversify';
+import type { BindingDeactivation, BindingIdentifier, BindToFluentSyntax, BoundServiceSyntax, Container, ContainerModuleLoadOptions, Newable, ServiceIdentifier } from 'inversify';
 
 /** One binding a plugin or a tenant module made, and how the kernel takes it back. */
 export interface RecordedBinding {
@@ -11,6 +11,13 @@ export interface RecordedBinding {
    */
   deactivate?: (() => void | Promise<void>) | undefined;
 }
+
+/**
+ * What a raw binding of an identifier leads to, as far as the kernel can see without resolving it: a
+ * class (`to`, `toSelf`) or another identifier (`toService`). Constants, dynamic values and factories
+ * are not followed.
+ */
+export type RawTarget = { readonly class: Newable } | { readonly alias: ServiceIdentifier };
 
 /**
  * The module API of a plugin or a tenant, with every binding it makes recorded, so that the kernel
@@ -28,6 +35,8 @@ export function recordBindings(
    */
   moduleDeactivation: <T>(id: ServiceIdentifier<T>, handler: (value: T) => unknown) => (value: T) => void | Promise<void> = (_, handler) =>
     handler as (value: unknown) => void,
+  /** Told what a binding of `id` to a class or to another identifier leads to (see {@link RawTarget}). */
+  target: (id: ServiceIdentifier, target: RawTarget) => void = () => undefined,
 ): ContainerModuleLoadOptions {
   const recorded = <T>(id: ServiceIdentifier<T>, syntax: BindToFluentSyntax<T>): BindToFluentSyntax<T> => {
     const service = serviceName(id);
@@ -36,8 +45,14 @@ export function recordBindings(
       return bound;
     };
     return {
-      to: (type) => track(syntax.to(type)),
-      toSelf: () => track(syntax.toSelf()),
+      to: (type) => {
+        target(id, { class: type });
+        return track(syntax.to(type));
+      },
+      toSelf: () => {
+        if (typeof id === 'function') target(id, { class: id as Newable });
+        return track(syntax.toSelf());
+      },
       toConstantValue: (value) => {
         const bound = syntax.toConstantValue(value);
         const entry: RecordedBinding = { binding: bound.getIdentifier(), service };
@@ -51,7 +66,10 @@ export function recordBindings(
       toResolvedValue: ((factory: () => T, injectOptions?: never) =>
         track(injectOptions === undefined ? syntax.toResolvedValue(factory) : syntax.toResolvedValue(factory, injectOptions))) as BindToFluentSyntax<T>['toResolvedValue'],
       // An alias holds no instance of its own: nothing to deactivate.
-      toService: (service) => syntax.toService(service),
+      toService: (service) => {
+        target(id, { alias: service });
+        syntax.toService(service);
+      },
     };
   };
   return {

@@ -1,7 +1,8 @@
 /**
  * What the kernel reads of inversify's class metadata: whether a class is `@injectable()`, which
- * service identifiers it injects (to name the whole chain when a dependency is missing or circular),
- * and its `@preDestroy()` methods (the kernel calls them itself, once, in its own order).
+ * service identifiers it injects (to name the whole chain when a dependency is missing or circular,
+ * and to know, when a plugin is used, whether a class depends on something that differs per
+ * tenant), and its `@preDestroy()` methods (the kernel calls them itself, once, in its own order).
  *
  * Inversify 8 keeps both under reflect-metadata keys it does not export; they are read here and only
  * here. If a later inversify renames them, the kernel tests on missing `@injectable` and on the
@@ -9,7 +10,7 @@
  *
  * @module
  */
-import type { Newable, ServiceIdentifier } from 'inversify';
+import type { MetadataName, Newable, ServiceIdentifier } from 'inversify';
 
 const INJECTABLE_FLAG_KEY = '@inversifyjs/core/classIsInjectableFlagReflectKey';
 const CLASS_METADATA_KEY = '@inversifyjs/core/classMetadataReflectKey';
@@ -19,6 +20,13 @@ const MAX_DEPTH = 12;
 
 interface ElementMetadata {
   readonly value?: unknown;
+  readonly name?: MetadataName | undefined;
+}
+
+/** One service a class injects: its identifier, and the name it asks for (`@named`), if any. */
+export interface InjectedService {
+  readonly id: ServiceIdentifier;
+  readonly name: MetadataName | undefined;
 }
 
 interface ClassMetadata {
@@ -42,10 +50,29 @@ export function isClass(fn: (...args: never[]) => unknown): boolean {
 
 /** The service identifiers a class injects (constructor arguments, then properties). */
 export function injectedIdentifiers(type: Newable): ServiceIdentifier[] {
+  return injectedServices(type).map((service) => service.id);
+}
+
+/** The services a class injects (constructor arguments, then properties; a lazy identifier unwrapped). */
+export function injectedServices(type: Newable): InjectedService[] {
   const metadata = Reflect.getOwnMetadata(CLASS_METADATA_KEY, type) as ClassMetadata | undefined;
   if (!metadata) return [];
   const elements = [...(metadata.constructorArguments ?? []), ...(metadata.properties?.values() ?? [])];
-  return elements.flatMap((element) => (isServiceIdentifier(element?.value) ? [element.value] : []));
+  return elements.flatMap((element) => {
+    const id = unwrapped(element?.value);
+    return isServiceIdentifier(id) ? [{ id, name: element?.name }] : [];
+  });
+}
+
+/** The identifier a `LazyServiceIdentifier` stands for (anything else as it is). */
+function unwrapped(value: unknown): unknown {
+  const lazy = value as { unwrap?: unknown } | undefined;
+  if (typeof lazy !== 'object' || lazy === null || typeof lazy.unwrap !== 'function') return value;
+  try {
+    return (lazy.unwrap as () => unknown).call(lazy);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The names of the methods of a class decorated with `@preDestroy()`. */

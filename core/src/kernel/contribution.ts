@@ -1,12 +1,27 @@
-import type { BindingIdentifier, Newable } from 'inversify';
-import { isClass, isInjectable } from './class-metadata.js';
+import type { BindingIdentifier, Newable, ServiceIdentifier } from 'inversify';
+import { isClass, isInjectable, serviceName } from './class-metadata.js';
 import { PluginError } from './errors.js';
 
 /** A class whose instances the container creates, injecting what its constructor and properties ask for. */
 export type ServiceClass<T> = Newable<T>;
 
-/** The extension points a plugin contributes to. */
-export type ContributionKind = 'chat provider' | 'toolset' | 'hooks' | 'hook-error sink' | 'approval handler';
+/** The extension points a plugin contributes to: the kernel's, or (`contribution`) one a plugin opened. */
+export type ContributionKind = 'chat provider' | 'toolset' | 'hooks' | 'hook-error sink' | 'approval handler' | 'contribution';
+
+/**
+ * Where a contribution is created, decided when its plugin is used (see {@link ScopedServices}):
+ *
+ * - `shared`: once, in the kernel's scope, for every scope (objects, factories' values, classes
+ *   declared `{ scope: 'shared' }`);
+ * - `tenant`: once per scope, the kernel's and each tenant's (declared `{ scope: 'tenant' }`, or
+ *   undeclared and injecting something that differs per tenant);
+ * - `tenant-only`: once per tenant, never in the kernel's scope (`{ tenantOnly: true }`);
+ * - `container`: once per container, the kernel's (which tenants without bindings of their own
+ *   share) and each tenant's own (undeclared classes that inject nothing that differs per tenant).
+ *
+ * @internal
+ */
+export type Lifetime = 'shared' | 'tenant' | 'tenant-only' | 'container';
 
 /** What a plugin gave for an extension point: a ready object, a factory, or an `@injectable` class. */
 export type ContributionSource<T> =
@@ -24,11 +39,10 @@ export class Contribution<T extends object = object> {
   /** Its binding in the kernel's container (class-bound contributions). */
   rootBinding: BindingIdentifier | undefined;
   /**
-   * Whether its instance depends on the scope it is resolved in beyond the tenant's own bindings: it
-   * (or something it injects) asked for the tenant id, the scope's toolset, step runner or default
-   * provider. Known once it was resolved in the kernel's scope; always for a tenant-only one.
+   * Where it is created: set here for objects, factories and declared classes; for an undeclared
+   * class, when its plugin is used (from what the class declares it injects), before it is created.
    */
-  scopeDependent: boolean;
+  lifetime: Lifetime | undefined;
   /** A factory's value, once it was called. */
   created: T | undefined;
 
@@ -36,14 +50,23 @@ export class Contribution<T extends object = object> {
     /** The plugin that contributed it. */
     readonly plugin: string,
     readonly kind: ContributionKind,
+    /** The service identifier it is bound to (`ChatProvider`, `StepHooks`, an extension point's id, …). */
+    readonly id: ServiceIdentifier,
     readonly source: ContributionSource<T>,
+    /** The scope its plugin declared for it, if any (`tenantOnly` counts as `tenant`). */
+    readonly declared: ContributionScope | undefined,
     /** The provider name, for a chat provider. */
     readonly name?: string,
     /** Created for tenants only, never in the kernel's scope. */
     readonly tenantOnly = false,
   ) {
     this.token = Symbol(`kosong: ${this.describe()} of plugin "${plugin}"`);
-    this.scopeDependent = tenantOnly;
+    this.lifetime = source.type !== 'class' ? 'shared' : tenantOnly ? 'tenant-only' : declared;
+  }
+
+  /** Whether it is created per tenant (it then differs between tenants). Known once {@link lifetime} is. */
+  get perTenant(): boolean {
+    return this.lifetime === 'tenant' || this.lifetime === 'tenant-only';
   }
 
   /** The class, if the contribution is class-bound. */
@@ -51,13 +74,16 @@ export class Contribution<T extends object = object> {
     return this.source.type === 'class' ? this.source.class : undefined;
   }
 
-  /** How errors name it, e.g. `chat provider "openai" (TenantOpenAI)` or `hooks UsageMeter`. */
+  /** How errors name it, e.g. `chat provider "openai" (TenantOpenAI)`, `hooks UsageMeter`, `contribution to Symbol(Formats) JsonFormat`. */
   describe(): string {
-    const what = this.name === undefined ? this.kind : `${this.kind} "${this.name}"`;
+    const what = this.kind === 'contribution' ? `contribution to ${serviceName(this.id)}` : this.name === undefined ? this.kind : `${this.kind} "${this.name}"`;
     if (this.source.type === 'class') return this.name === undefined ? `${what} ${this.source.class.name}` : `${what} (${this.source.class.name})`;
     return this.source.type === 'factory' ? `${what} (factory)` : what;
   }
 }
+
+/** The scope a plugin declares for a class it binds with a helper (see `ServiceBindingOptions.scope`). */
+export type ContributionScope = 'shared' | 'tenant';
 
 /**
  * Classifies what a plugin passed to a `bind…` helper. A class must be `@injectable()` (inversify

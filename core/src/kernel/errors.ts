@@ -33,6 +33,8 @@ export class KernelError extends Error {
  * - `unbound-dependency`, `circular-dependency`, `resolution-failed`: one of its class-bound services
  *   cannot be created (a dependency is not bound, the dependencies form a cycle, a constructor or
  *   `@postConstruct` threw); the message names the service chain;
+ * - `scope-mismatch`: a class declared (or, undeclared, found to be) shared depends on something
+ *   that differs per tenant; the message names both and the chain between them;
  * - `dispose-failed`: an `onDispose` callback, a `@preDestroy` or a deactivation handler failed or
  *   did not settle within the kernel's `deactivationTimeoutMs` (the `error` of a `DisposalErrorReport`
  *   sent to the `HookErrorSink`: never thrown by `tenants.remove` or `kernel.dispose`).
@@ -48,6 +50,7 @@ export type PluginFailure =
   | 'unbound-dependency'
   | 'circular-dependency'
   | 'resolution-failed'
+  | 'scope-mismatch'
   | 'dispose-failed';
 
 /**

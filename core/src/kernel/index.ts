@@ -19,8 +19,9 @@ export { inject, injectable, injectFromBase, multiInject, named, optional, postC
 
 export { Kernel, type KernelAgentOptions, type RunnerOptions } from './kernel.js';
 export { KernelOptions } from './kernel-options.js';
-export { definePlugin, type Plugin, type PluginContext, type ProviderBindingOptions } from './plugin.js';
-export type { ServiceClass } from './contribution.js';
+export { definePlugin, type Plugin, type PluginContext, type ProviderBindingOptions, type ServiceBindingOptions } from './plugin.js';
+export type { ContributionScope, ServiceClass } from './contribution.js';
+export { ExtensionPoint } from './extension-point.js';
 export type { ProviderPluginFactory } from './provider-catalog.js';
 export { StepRunner, type RunnerStepOptions } from './step-runner.js';
 export { Tenants, type TenantDefinition, type TenantModuleContext } from './tenants.js';

@@ -1,15 +1,16 @@
 import { Container, ContainerModule } from './inversify.js';
 import { Agent, type AgentOptions } from '../agent/agent.js';
 import { ChatProvider } from '../provider/chat-provider.js';
-import { StepHooks, type NamedStepHooks } from '../runtime/hooks/step-hooks.js';
+import { StepHooks, type NamedStepHooks } from '../runtime/step-hooks.js';
 import { emptyToolset, Toolset } from '../tooling/toolset.js';
 import { ApprovalHandler } from './approval-handler.js';
 import type { Contribution } from './contribution.js';
-import type { HookErrorHandler } from '../runtime/hooks/hook-guard.js';
+import type { HookErrorHandler } from '../runtime/hook-guard.js';
 import { DEFAULT_DEACTIVATION_TIMEOUT_MS, Disposal, ModuleDeactivations } from './disposal.js';
 import { errorMessage, KernelError, PluginError, UnknownProviderError } from './errors.js';
 import { HookErrorSink, stderrHookErrorSink } from './hook-error-sink.js';
 import { KernelOptions } from './kernel-options.js';
+import { LifetimePlanner, scopeMismatchError } from './lifetimes.js';
 import type { Plugin } from './plugin.js';
 import { createPluginContext, type PluginHost } from './plugin-context.js';
 import { PluginRecord } from './plugin-record.js';
@@ -64,8 +65,10 @@ export class Kernel {
   #disposing: Promise<void> | undefined;
   /** Bumped whenever the plugins change: what scopes resolved before is stale. */
   #revision = 0;
-  /** Whether any used class-bound service is scope-dependent (then every tenant needs a container), by revision. */
-  #scopeDependent = { revision: -1, value: false };
+  /** Decides where the plugins' undeclared classes are created, from what they declare to inject. */
+  readonly #planner: LifetimePlanner;
+  /** Whether some hooks, sink or approval handler is created per tenant (then tenants resolve their own), by revision. */
+  #perTenantServices = { revision: -1, value: false };
   #queue: Promise<unknown> = Promise.resolve();
   #disposed = false;
 
@@ -77,9 +80,18 @@ export class Kernel {
       ...(hookTimeoutMs === undefined ? {} : { hookTimeoutMs }),
       ...(cleanupTimeoutMs === undefined ? {} : { cleanupTimeoutMs }),
     };
-    this.#services = new ScopedServices(this.#scope, (contribution, instance) => {
-      if (contribution.kind === 'hooks') this.#hookOwners.set(instance, contribution.plugin);
+    this.#planner = new LifetimePlanner({
+      perTenantService: (id, name) => perTenantKernelService(id, name),
+      contributions: (id, name) => this.#contributionsBoundTo(id, name),
+      rawTargets: (id) => [...this.#records.values()].flatMap((r) => r.rawTargets.get(id) ?? []),
     });
+    this.#services = new ScopedServices(
+      this.#scope,
+      (contribution, instance) => {
+        if (contribution.kind === 'hooks') this.#hookOwners.set(instance, contribution.plugin);
+      },
+      (contribution) => this.#planner.lifetimeOf(contribution),
+    );
     this.tenants = new Tenants({
       container: this.container,
       checkProvider: (name) => this.#checkProvider(name),
@@ -213,6 +225,7 @@ export class Kernel {
       services: this.#services,
       deactivations: this.#deactivations,
       toolsetFor: (scope) => this.#toolsetFor(scope),
+      contributionsTo: (id, tenant) => this.#contributionsTo(id, tenant),
     };
     try {
       for (const plugin of ordered) {
@@ -226,9 +239,16 @@ export class Kernel {
           throw PluginError.isInstance(error) ? error : new PluginError(plugin.name, 'setup-failed', `setup failed: ${errorMessage(error)}`, { cause: error });
         }
       }
+      // Where each class of this call is created is settled now, from what it declares to inject;
+      // a class declared shared must not inject anything that differs per tenant.
+      const added = records.flatMap((r) => r.contributions).filter((c) => c.class);
+      for (const contribution of added) {
+        this.#planner.lifetimeOf(contribution);
+        const perTenant = contribution.declared === 'shared' ? this.#planner.perTenantDependency(contribution.class!) : undefined;
+        if (perTenant) throw scopeMismatchError(contribution, perTenant, false);
+      }
       // The eager check: every class-bound service of this call is created once, in the kernel's
       // scope and in every tenant with bindings of its own (a tenant-only one: in every tenant).
-      const added = records.flatMap((r) => r.contributions).filter((c) => c.class);
       for (const contribution of added) if (!contribution.tenantOnly) this.#services.valueIn(contribution, this.#scope);
       for (const scope of [...this.tenants.definedScopes()]) {
         for (const contribution of added) if (scope.ownBindings || contribution.tenantOnly) this.#services.valueIn(contribution, scope);
@@ -292,16 +312,16 @@ export class Kernel {
       bind(ScopeToken).toConstantValue(this.#scope);
       bind(KernelOptions).toConstantValue(this.#options);
       bind(TenantId).toDynamicValue(() => {
-        this.#services.touch();
+        this.#services.perTenant('TenantId');
         return undefined;
       });
       bind(StepRunner).toDynamicValue((context) => {
-        this.#services.touch();
+        this.#services.perTenant('StepRunner');
         return this.#runner(this.#services.scopeOf(context).tenant, undefined);
       });
       bind(ChatProvider)
         .toDynamicValue((context) => {
-          this.#services.touch();
+          this.#services.perTenant(DEFAULT_PROVIDER);
           return this.#providerFor(this.#services.scopeOf(context), undefined);
         })
         .whenDefault();
@@ -371,9 +391,33 @@ export class Kernel {
     });
   }
 
-  /** Where a scope's hooks and sink are resolved: a tenant without bindings of its own shares the kernel scope's, unless some service differs per tenant. */
+  /** Where a scope's hooks and sink are resolved: a tenant without bindings of its own shares the kernel scope's, unless one of them is created per tenant. */
   #servicesHome(scope: ServiceScope): ServiceScope {
-    return scope instanceof TenantScope && !scope.ownBindings && !this.#anyScopeDependent() ? this.#fresh(this.#scope) : this.#fresh(scope);
+    return scope instanceof TenantScope && !scope.ownBindings && !this.#anyPerTenantService() ? this.#fresh(this.#scope) : this.#fresh(scope);
+  }
+
+  /**
+   * The contributions to an extension point as the scope of `tenant` (or the kernel's) has them,
+   * resolved once per scope and revision (a tenant without bindings of its own shares the kernel
+   * scope's unless one of them is created per tenant); tenant-only ones left out in the kernel's scope.
+   */
+  #contributionsTo(id: symbol | string, tenant: string | undefined): readonly object[] {
+    this.#checkOpen();
+    const scope = this.#fresh(tenant === undefined ? this.#scope : this.tenants.liveScope(tenant));
+    const shared = scope instanceof TenantScope && !scope.ownBindings && !this.#contributionsBoundTo(id, undefined).some((c) => c.perTenant);
+    const home = shared ? this.#fresh(this.#scope) : scope;
+    let values = home.extensions.get(id);
+    if (values === undefined) {
+      values = Object.freeze(home.resolveIn((container) => container.getAll<object>(id)).filter((value) => value !== ABSENT_IN_KERNEL_SCOPE));
+      home.extensions.set(id, values);
+    }
+    return values;
+  }
+
+  /** The helper-bound contributions `id` (asked for `name`d) resolves to, of every plugin used or being used. */
+  #contributionsBoundTo(id: unknown, name: unknown): Contribution[] {
+    const all = [...this.#records.values()].flatMap((r) => r.contributions);
+    return all.filter((c) => c.id === id && (id !== ChatProvider || c.name === name));
   }
 
   /** The sink a scope uses of those bound there: the last one (not absent there), else stderr. */
@@ -412,11 +456,12 @@ export class Kernel {
     return [...this.#records.values()].flatMap((r) => r.contributions).filter((c) => c.class);
   }
 
-  #anyScopeDependent(): boolean {
-    if (this.#scopeDependent.revision !== this.#revision) {
-      this.#scopeDependent = { revision: this.#revision, value: this.#classContributions().some((c) => c.scopeDependent) };
+  #anyPerTenantService(): boolean {
+    if (this.#perTenantServices.revision !== this.#revision) {
+      const perTenant = this.#classContributions().some((c) => (c.kind === 'hooks' || c.kind === 'hook-error sink' || c.kind === 'approval handler') && c.perTenant);
+      this.#perTenantServices = { revision: this.#revision, value: perTenant };
     }
-    return this.#scopeDependent.value;
+    return this.#perTenantServices.value;
   }
 
   #providerContribution(name: string): Contribution<ChatProvider> | undefined {
@@ -436,4 +481,16 @@ export class Kernel {
   #checkOpen(): void {
     if (this.#disposed) throw new KernelError('The kernel is disposed');
   }
+}
+
+/** How errors name the default `ChatProvider` (the scope's: it differs per tenant). */
+const DEFAULT_PROVIDER = 'ChatProvider (the default provider)';
+
+/** How errors name what the kernel binds `id` (asked for `name`d) to when it differs per tenant, else `undefined`. */
+function perTenantKernelService(id: unknown, name: unknown): string | undefined {
+  if (id === TenantId) return 'TenantId';
+  if (id === StepRunner) return 'StepRunner';
+  if (id === Toolset) return 'Toolset';
+  if (id === ChatProvider && name === undefined) return DEFAULT_PROVIDER;
+  return undefined;
 }

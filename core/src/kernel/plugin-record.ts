@@ -1,7 +1,7 @@
-import type { Container, ContainerModule } from 'inversify';
+import type { Container, ContainerModule, ServiceIdentifier } from 'inversify';
 import type { ChatProvider } from '../provider/chat-provider.js';
 import type { Toolset } from '../tooling/toolset.js';
-import { unbindRecorded, type RecordedBinding } from './binding-recorder.js';
+import { unbindRecorded, type RawTarget, type RecordedBinding } from './binding-recorder.js';
 import type { Contribution } from './contribution.js';
 import type { Disposal, DisposalSite, ModuleDeactivations } from './disposal.js';
 import type { Plugin } from './plugin.js';
@@ -19,6 +19,10 @@ export class PluginRecord {
   readonly contributions: Contribution[] = [];
   /** What it bound through the raw module API, in order. */
   readonly bindings: RecordedBinding[] = [];
+  /** The classes and aliases it bound identifiers to through the raw module API (what a class it binds may inject). */
+  readonly rawTargets = new Map<ServiceIdentifier, RawTarget[]>();
+  /** The extension points it opened (`defineExtensionPoint`). */
+  readonly extensionPoints: (symbol | string)[] = [];
   readonly disposers: (() => void | Promise<void>)[] = [];
   claimedDefault = false;
 

@@ -1,10 +1,11 @@
 import type { ContainerModuleLoadOptions } from 'inversify';
 import type { ChatProvider } from '../provider/chat-provider.js';
-import type { StepHooks } from '../runtime/hooks/step-hooks.js';
+import type { StepHooks } from '../runtime/step-hooks.js';
 import type { Toolset } from '../tooling/toolset.js';
 import type { ApprovalHandler } from './approval-handler.js';
-import type { ServiceClass } from './contribution.js';
+import type { ContributionScope, ServiceClass } from './contribution.js';
 import { PluginError } from './errors.js';
+import type { ExtensionPoint } from './extension-point.js';
 import type { HookErrorSink } from './hook-error-sink.js';
 
 /** Options of {@link PluginContext.bindChatProvider}. */
@@ -13,14 +14,35 @@ export interface ProviderBindingOptions extends ServiceBindingOptions {
   readonly default?: boolean;
 }
 
-/** Options of the `bind…` helpers of a {@link PluginContext}. */
+/** Options of the `bind…` helpers (and `contribute`) of a {@link PluginContext}. */
 export interface ServiceBindingOptions {
+  /**
+   * For a class: how many instances the kernel creates, declared when it is bound (an object, or a
+   * provider factory's value, is one for every scope: `'shared'`, the only scope it may declare).
+   *
+   * - `'shared'`: one, created in the kernel's scope from the kernel's bindings and handed to every
+   *   tenant; it never sees a tenant's bindings. Injecting anything that differs per tenant —
+   *   `TenantId`, `StepRunner`, `Toolset`, the default `ChatProvider`, a service created per tenant
+   *   (directly or through the classes it injects) — is a {@link PluginError} (`scope-mismatch`)
+   *   naming both, when the plugin is used (or, through a binding the kernel cannot see into, when
+   *   it is first created).
+   * - `'tenant'`: one per scope — the kernel's (steps without a tenant) and each tenant's — created
+   *   with that scope's dependencies (its `TenantId`, `StepRunner`, toolset, bindings).
+   * - not given (how plugins were written before scopes were declared): decided when the plugin is
+   *   used, from what the class declares it injects — `'tenant'` if it injects, itself or through a
+   *   class it injects, anything that differs per tenant; else one in the kernel's scope, shared by
+   *   the tenants without bindings of their own, and one in each tenant with bindings of its own
+   *   (`module`, `modules`), created with them. Resolving something per tenant through a binding the
+   *   kernel cannot see into (a `toDynamicValue`) is then a `scope-mismatch` error too: declare it.
+   */
+  readonly scope?: ContributionScope;
   /**
    * For a class: create it for tenants only, never in the kernel's scope — for a service whose
    * dependencies only tenants bind (each tenant's API key), so that the kernel needs no global one.
    * It is checked in every tenant when it is defined (and in the tenants already defined when the
    * plugin is used) instead of in the kernel's scope. Steps without a tenant leave such hooks and
-   * sinks out, and fail with a {@link PluginError} if they need such a provider or toolset.
+   * sinks out, and fail with a {@link PluginError} if they need such a provider or toolset. Its scope
+   * is `'tenant'` (declaring `'shared'` with it is refused).
    */
   readonly tenantOnly?: boolean;
 }
@@ -31,10 +53,11 @@ export interface ServiceBindingOptions {
  * Everything bound here is removed again if the plugin (or another in the same `use` call) fails.
  *
  * Each helper takes a ready object or an `@injectable()` class. A class is created by the container,
- * with its dependencies injected, once per scope that needs its own (see the kernel's README:
- * "Writing a plugin"); it is created once right away in the kernel's scope, so a missing
- * `@injectable()`, an unbound dependency or a dependency cycle fails `kernel.use` with a
- * {@link PluginError} naming this plugin and the service chain. Its `@preDestroy` runs when the kernel
+ * with its dependencies injected, once per scope or once for all as its binding declares
+ * ({@link ServiceBindingOptions.scope}; see the kernel's README: "Writing a plugin"); it is created
+ * once right away in the kernel's scope, so a missing `@injectable()`, an unbound dependency, a
+ * dependency cycle or a scope mismatch fails `kernel.use` with a {@link PluginError} naming this
+ * plugin and the service chain. Its `@preDestroy` runs when the kernel
  * is disposed (or the tenant it was created for is removed).
  */
 export interface PluginContext extends ContainerModuleLoadOptions {
@@ -54,6 +77,23 @@ export interface PluginContext extends ContainerModuleLoadOptions {
   bindHookErrorSink(sink: HookErrorSink | ServiceClass<HookErrorSink>, options?: ServiceBindingOptions): void;
   /** Sets the approval handler of steps that need one (the last one bound wins; a tenant's own wins for it). */
   bindApprovalHandler(handler: ApprovalHandler | ServiceClass<ApprovalHandler>, options?: ServiceBindingOptions): void;
+  /**
+   * Opens an extension point of this plugin under `id` (a symbol, or a string): other plugins — used
+   * after this one, or in the same `use` call with this one in their `requires` — contribute to it
+   * with {@link contribute}. The returned {@link ExtensionPoint} gives the contributions of a scope;
+   * this plugin's classes inject the same object with `@inject(ExtensionPoint) @named(id)`.
+   *
+   * @throws {PluginError} `conflict` if a used plugin opened `id` already; `invalid` for one of the kernel's own identifiers.
+   */
+  defineExtensionPoint<T extends object>(id: symbol | string): ExtensionPoint<T>;
+  /**
+   * Contributes an object or an `@injectable()` class to an extension point a plugin opened with
+   * {@link defineExtensionPoint} (the kernel's own have their helpers: `bindHooks`, …), with the same
+   * options as the helpers.
+   *
+   * @throws {PluginError} `missing-requirement` if no plugin used before this one opened `id`.
+   */
+  contribute<T extends object>(id: symbol | string, contribution: T | ServiceClass<T>, options?: ServiceBindingOptions): void;
   /**
    * Runs when the kernel is disposed, or when this `use` call fails after setup (in reverse order,
    * after this plugin's services were deactivated). Awaited at most the kernel's

@@ -1,6 +1,7 @@
 import type { BindingIdentifier, Container, ResolutionContext } from 'inversify';
-import type { Contribution } from './contribution.js';
+import type { Contribution, Lifetime } from './contribution.js';
 import { errorMessage, PluginError } from './errors.js';
+import { isPerTenant, scopeMismatchError } from './lifetimes.js';
 import { circularContributionError, resolutionError } from './resolution-error.js';
 import { ScopeToken, type ServiceScope } from './service-scope.js';
 
@@ -11,14 +12,20 @@ import { ScopeToken, type ServiceScope } from './service-scope.js';
 export const ABSENT_IN_KERNEL_SCOPE: object = Object.freeze({});
 
 /**
- * Creates the plugins' contributions for each scope. The rules:
+ * Creates the plugins' contributions for each scope, where their {@link Lifetime} — declared when
+ * they were bound, or decided when their plugin was used — says:
  *
  * - an object is the same everywhere; a factory is called once, on first use, for the whole kernel;
- * - a class is created once per scope that can change what it gets: in the kernel's scope; in every
- *   tenant with bindings of its own (so their dependencies are the tenant's); and in every tenant if it
- *   (or anything it injects) asked for something that differs between tenants — the tenant id, the
- *   scope's toolset, step runner or default provider. Otherwise tenants share the kernel's instance.
- * - a tenant-only class is created in every tenant, never in the kernel's scope.
+ * - a `shared` class is created once, in the kernel's scope, and handed to every tenant;
+ * - a `tenant` class once per scope: the kernel's, and each tenant's;
+ * - a `tenant-only` class once per tenant, never in the kernel's scope;
+ * - a `container` class once in the kernel's scope (which tenants without bindings of their own
+ *   share) and once in each tenant with bindings of its own.
+ *
+ * Nothing is learnt while resolving: a class created once for several tenants (`shared`,
+ * `container`) that depends on something created per tenant, or resolves what differs per tenant
+ * (the kernel's bindings of `TenantId`, `StepRunner`, `Toolset` and the default `ChatProvider` ask
+ * {@link perTenant}), fails with a `scope-mismatch` {@link PluginError} naming both.
  *
  * An instance is created by a container that resolves as its scope (a transient binding under the
  * contribution's private token, so its dependencies come from that scope) and kept by the scope:
@@ -27,25 +34,31 @@ export const ABSENT_IN_KERNEL_SCOPE: object = Object.freeze({});
  * for the moment of the resolution. @internal
  */
 export class ScopedServices {
-  /** Whether something scope-dependent was resolved since the last reset (see {@link touch}). */
-  #touched = false;
-  /** Contributions being created, innermost last (to report cycles between contributions). */
+  /** Contributions being created, innermost last (to report cycles, and what a shared one depends on). */
   readonly #creating: { readonly contribution: Contribution; readonly scope: ServiceScope }[] = [];
 
   constructor(
     private readonly kernelScope: ServiceScope,
     /** Called with every instance created (the kernel names hooks by their plugin). */
     private readonly onCreated: (contribution: Contribution, instance: object) => void,
+    /** A contribution's lifetime (an undeclared class's is decided on first ask). */
+    private readonly lifetimeOf: (contribution: Contribution) => Lifetime,
   ) {}
-
-  /** Notes that what is being resolved now differs between tenants. Called by the scope-dependent bindings. */
-  touch(): void {
-    this.#touched = true;
-  }
 
   /** The scope a resolution context belongs to. */
   scopeOf(context: ResolutionContext): ServiceScope {
     return context.get<ServiceScope>(ScopeToken);
+  }
+
+  /**
+   * Called when something that differs per tenant (`service`, as errors name it) is resolved:
+   * refused to a contribution being created once for several tenants.
+   *
+   * @throws {PluginError} `scope-mismatch`, naming the contribution and `service`.
+   */
+  perTenant(service: string): void {
+    const creating = this.#creating.at(-1)?.contribution;
+    if (creating && !isPerTenant(this.lifetimeOf(creating))) throw scopeMismatchError(creating, { chain: [service], why: 'differs per tenant' }, true);
   }
 
   /**
@@ -57,10 +70,17 @@ export class ScopedServices {
     const source = contribution.source;
     if (source.type === 'object') return source.value;
     if (source.type === 'factory') return (contribution.created ??= this.#callFactory(contribution, source.create));
-    if (contribution.tenantOnly && scope.tenant === undefined) {
+    const lifetime = this.lifetimeOf(contribution);
+    if (isPerTenant(lifetime)) {
+      const requester = this.#creating.at(-1)?.contribution;
+      if (requester && !isPerTenant(this.lifetimeOf(requester))) {
+        throw scopeMismatchError(requester, { chain: [contribution.describe()], why: `is created per tenant (plugin "${contribution.plugin}")` }, true);
+      }
+    }
+    if (lifetime === 'tenant-only' && scope.tenant === undefined) {
       throw new PluginError(contribution.plugin, 'resolution-failed', `${contribution.describe()} is bound for tenants only: a step without a tenant cannot use it`);
     }
-    return this.#instanceIn(contribution, scope);
+    return this.#instanceIn(contribution, this.#homeOf(lifetime, scope));
   }
 
   /** As {@link valueIn}, but a tenant-only contribution is {@link ABSENT_IN_KERNEL_SCOPE} in the kernel's scope. */
@@ -76,19 +96,13 @@ export class ScopedServices {
     }
   }
 
-  #instanceIn<T extends object>(contribution: Contribution<T>, scope: ServiceScope): T {
-    const home = this.#homeOf(contribution, scope);
+  #instanceIn<T extends object>(contribution: Contribution<T>, home: ServiceScope): T {
     const known = home.instances.get(contribution);
-    if (known) {
-      if (contribution.scopeDependent) this.#touched = true;
-      return known.value as T;
-    }
+    if (known) return known.value as T;
     const cycleStart = this.#creating.findIndex((c) => c.contribution === contribution && c.scope === home);
     if (cycleStart >= 0) {
       throw circularContributionError(this.#creating.slice(cycleStart).map((c) => c.contribution), home.tenant);
     }
-    const outer = this.#touched;
-    this.#touched = false;
     this.#creating.push({ contribution, scope: home });
     let created: { value: T; binding: BindingIdentifier | undefined };
     try {
@@ -97,8 +111,6 @@ export class ScopedServices {
       throw resolutionError(contribution, home.tenant, error);
     } finally {
       this.#creating.pop();
-      if (home === this.kernelScope && this.#touched) contribution.scopeDependent = true;
-      this.#touched ||= outer;
     }
     const { value, binding } = created;
     home.instances.set(contribution, { value, binding });
@@ -123,10 +135,14 @@ export class ScopedServices {
   }
 
   /** Where a class-bound contribution asked for in `scope` is created (see the class comment). */
-  #homeOf(contribution: Contribution, scope: ServiceScope): ServiceScope {
-    if (scope.ownBindings || contribution.tenantOnly) return scope;
-    // Whether it is scope-dependent is learnt by creating it in the kernel's scope first.
-    if (!this.kernelScope.instances.has(contribution)) this.#instanceIn(contribution, this.kernelScope);
-    return contribution.scopeDependent ? scope : this.kernelScope;
+  #homeOf(lifetime: Lifetime, scope: ServiceScope): ServiceScope {
+    switch (lifetime) {
+      case 'shared':
+        return this.kernelScope;
+      case 'container':
+        return scope.ownBindings ? scope : this.kernelScope;
+      default:
+        return scope;
+    }
   }
 }

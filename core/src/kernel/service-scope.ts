@@ -1,7 +1,7 @@
 import type { BindingIdentifier, Container } from 'inversify';
-import type { HookErrorHandler } from '../runtime/hooks/hook-guard.js';
+import type { HookErrorHandler } from '../runtime/hook-guard.js';
 import type { ApprovalCallback } from '../tooling/approval.js';
-import type { NamedStepHooks } from '../runtime/hooks/step-hooks.js';
+import type { NamedStepHooks } from '../runtime/step-hooks.js';
 import { preDestroyMethods } from './class-metadata.js';
 import type { Contribution } from './contribution.js';
 import type { Disposal } from './disposal.js';
@@ -41,6 +41,8 @@ export abstract class ServiceScope {
   readonly steps = new Map<string, ResolvedStep>();
   /** The plugins' hooks and sink for this scope (when it does not share the kernel scope's): valid for {@link revision}. */
   services: ScopeServices | undefined;
+  /** The contributions to each extension point, as this scope has them: valid for {@link revision}. */
+  readonly extensions = new Map<symbol | string, readonly object[]>();
   /** The kernel revision {@link steps} was resolved in. */
   revision = -1;
   /** Steps running in this scope (removal and disposal wait for them). */
@@ -65,6 +67,7 @@ export abstract class ServiceScope {
   invalidate(): void {
     this.steps.clear();
     this.services = undefined;
+    this.extensions.clear();
   }
 
   /**

@@ -1,7 +1,7 @@
 import type { ContainerModuleLoadOptions } from 'inversify';
 import { Container, ContainerModule } from './inversify.js';
 import { ChatProvider } from '../provider/chat-provider.js';
-import { asNamedHooks, StepHooks, type NamedStepHooks } from '../runtime/hooks/step-hooks.js';
+import { asNamedHooks, StepHooks, type NamedStepHooks } from '../runtime/step-hooks.js';
 import { Toolset } from '../tooling/toolset.js';
 import { recordBindings, serviceName, unbindRecorded, type RecordedBinding } from './binding-recorder.js';
 import type { Disposal, DisposalSite, ModuleDeactivations } from './disposal.js';
@@ -311,6 +311,19 @@ export class Tenants {
     const scope = this.scopes.get(id);
     if (!scope) throw new UnknownTenantError(id, this.list());
     return scope;
+  }
+
+  /**
+   * @internal The scope of a tenant whose steps may still run: a defined one, else the latest
+   * generation of the id still being removed (its running steps finish in it).
+   */
+  liveScope(id: string): TenantScope {
+    const scope = this.scopes.get(id);
+    if (scope) return scope;
+    let latest: TenantScope | undefined;
+    for (const removing of this.removals.keys()) if (removing.tenant === id) latest = removing;
+    if (!latest) throw new UnknownTenantError(id, this.list());
+    return latest;
   }
 
   /** @internal Every scope: defined tenants, and those being removed. */
