@@ -1,11 +1,11 @@
 import { Container, ContainerModule } from './inversify.js';
 import { Agent, type AgentOptions } from '../agent/agent.js';
 import { ChatProvider } from '../provider/chat-provider.js';
-import { StepHooks, type NamedStepHooks } from '../runtime/step-hooks.js';
+import { StepHooks, type NamedStepHooks } from '../runtime/hooks/step-hooks.js';
 import { emptyToolset, Toolset } from '../tooling/toolset.js';
 import { ApprovalHandler } from './approval-handler.js';
 import type { Contribution } from './contribution.js';
-import type { HookErrorHandler } from '../runtime/hook-guard.js';
+import type { HookErrorHandler } from '../runtime/hooks/hook-guard.js';
 import { DEFAULT_DEACTIVATION_TIMEOUT_MS, Disposal, ModuleDeactivations } from './disposal.js';
 import { errorMessage, KernelError, PluginError, UnknownProviderError } from './errors.js';
 import { HookErrorSink, stderrHookErrorSink } from './hook-error-sink.js';

@@ -1,6 +1,6 @@
 import type { BindWhenOnFluentSyntax, ContainerModuleLoadOptions, ResolutionContext, ServiceIdentifier } from 'inversify';
 import { ChatProvider } from '../provider/chat-provider.js';
-import { StepHooks } from '../runtime/step-hooks.js';
+import { StepHooks } from '../runtime/hooks/step-hooks.js';
 import { Toolset } from '../tooling/toolset.js';
 import { recordBindings, serviceName } from './binding-recorder.js';
 import type { ModuleDeactivations } from './disposal.js';

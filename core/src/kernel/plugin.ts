@@ -1,6 +1,6 @@
 import type { ContainerModuleLoadOptions } from 'inversify';
 import type { ChatProvider } from '../provider/chat-provider.js';
-import type { StepHooks } from '../runtime/step-hooks.js';
+import type { StepHooks } from '../runtime/hooks/step-hooks.js';
 import type { Toolset } from '../tooling/toolset.js';
 import type { ApprovalHandler } from './approval-handler.js';
 import type { ContributionScope, ServiceClass } from './contribution.js';

@@ -1,7 +1,7 @@
 import type { BindingIdentifier, Container } from 'inversify';
-import type { HookErrorHandler } from '../runtime/hook-guard.js';
+import type { HookErrorHandler } from '../runtime/hooks/hook-guard.js';
 import type { ApprovalCallback } from '../tooling/approval.js';
-import type { NamedStepHooks } from '../runtime/step-hooks.js';
+import type { NamedStepHooks } from '../runtime/hooks/step-hooks.js';
 import { preDestroyMethods } from './class-metadata.js';
 import type { Contribution } from './contribution.js';
 import type { Disposal } from './disposal.js';

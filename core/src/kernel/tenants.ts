@@ -1,7 +1,7 @@
 import type { ContainerModuleLoadOptions } from 'inversify';
 import { Container, ContainerModule } from './inversify.js';
 import { ChatProvider } from '../provider/chat-provider.js';
-import { asNamedHooks, StepHooks, type NamedStepHooks } from '../runtime/step-hooks.js';
+import { asNamedHooks, StepHooks, type NamedStepHooks } from '../runtime/hooks/step-hooks.js';
 import { Toolset } from '../tooling/toolset.js';
 import { recordBindings, serviceName, unbindRecorded, type RecordedBinding } from './binding-recorder.js';
 import type { Disposal, DisposalSite, ModuleDeactivations } from './disposal.js';
