@@ -98,6 +98,19 @@ describe('provider kit: the resolved generation options core hands over', () => 
     expect(provider.calls[1]!.effective).to.deep.equal({ temperature: 0.2, maxOutputTokens: 50 });
   });
 
+  it('the options object enumerates, serialises and compares as before: the resolved options are not enumerable', async () => {
+    const provider = new OldStyleProvider();
+    const controller = new AbortController();
+    await step({ provider, systemPrompt: '', toolset, history: [user], signal: controller.signal });
+    await generate({ provider, systemPrompt: '', history: [user], generation: { seed: 2 } });
+    const [withSignal, withGeneration] = provider.calls.map((call) => call.options);
+    expect(withSignal).to.deep.equal({ signal: controller.signal });
+    expect(Object.keys(withGeneration!)).to.deep.equal(['generation']);
+    expect(JSON.stringify(withGeneration)).to.equal('{"generation":{"seed":2}}');
+    expect(withGeneration!.resolvedGeneration?.options).to.deep.equal({ seed: 2 }, 'there for a provider that reads it');
+    expect({ ...withGeneration }).to.not.have.property('resolvedGeneration');
+  });
+
   it('a bad per-call option fails before an old-style provider is called, as before', async () => {
     const provider = new OldStyleProvider();
     const error = await thrown(generate({ provider, systemPrompt: '', history: [user], generation: { topP: 3 } }));

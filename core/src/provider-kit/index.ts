@@ -20,7 +20,7 @@
  * @packageDocumentation
  */
 export * from '../provider/chat-provider.js';
-export { generationForCall, resolveCallGeneration, type ResolvedGeneration } from '../provider/call-generation.js';
+export { generationForCall, resolveCallGeneration, withResolvedGeneration, type ResolvedGeneration } from '../provider/call-generation.js';
 export * from '../provider/token-usage.js';
 export * from '../provider/errors.js';
 export * from '../provider/generation-options.js';

@@ -43,6 +43,16 @@ export function resolveCallGeneration(
 }
 
 /**
+ * `options` with `resolved` as its `resolvedGeneration`, a property that is not enumerable: the
+ * options object enumerates, serialises and compares as it did before the field existed (a provider
+ * that logs or checks its options sees what it saw), and a copy made with a spread leaves it out (a
+ * provider given such a copy resolves the options itself).
+ */
+export function withResolvedGeneration<T extends ProviderGenerateOptions>(options: T, resolved: ResolvedGeneration): T {
+  return Object.defineProperty(options, 'resolvedGeneration', { value: resolved });
+}
+
+/**
  * The generation options a provider honours in one `generate` call: the ones core resolved
  * (`options.resolvedGeneration`) when they were resolved from this provider's own options and for
  * these very tools, else resolved here from `provider.generation` and `options.generation` (a call

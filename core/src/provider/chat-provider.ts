@@ -34,8 +34,10 @@ export interface ProviderGenerateOptions {
    * kernel's runners and the agent loop), which merges `generation` over `provider.generation` and
    * checks the result before it calls the provider. A provider reads it with `generationForCall`
    * (`@kosong/core/provider-kit`) instead of resolving the options again; a provider that does not
-   * know this field ignores it and resolves `generation` itself, as before. A caller that sets it
-   * vouches that `options` is what `generation` resolves to for `configured` and `tools`.
+   * know this field ignores it and resolves `generation` itself, as before. Core sets it as a
+   * property that is not enumerable, so that the options enumerate, serialise and compare as they
+   * did before it existed; a copy made with a spread leaves it out. A caller that sets it vouches
+   * that `options` is what `generation` resolves to for `configured` and `tools`.
    */
   readonly resolvedGeneration?: ResolvedGeneration | undefined;
   /**

@@ -3,7 +3,7 @@ import { PendingPart } from '../message/merge.js';
 import type { ContentPart, StreamedMessagePart, ToolCall } from '../message/parts.js';
 import type { ChatProvider, FinishReason, ProviderGenerateOptions, StreamedMessage } from '../provider/chat-provider.js';
 import { APIEmptyResponseError, ChatProviderError } from '../provider/errors.js';
-import { resolveCallGeneration, type ResolvedGeneration } from '../provider/call-generation.js';
+import { resolveCallGeneration, withResolvedGeneration, type ResolvedGeneration } from '../provider/call-generation.js';
 import type { GenerationOptions } from '../provider/generation-options.js';
 import type { OutputFormat } from '../provider/output-format.js';
 import type { TokenUsage } from '../provider/token-usage.js';
@@ -144,11 +144,13 @@ function providerOptions(
   signal: AbortSignal | undefined,
   generation: GenerationOptions | undefined,
   output: OutputFormat | undefined,
-  resolvedGeneration: ResolvedGeneration,
+  resolved: ResolvedGeneration,
 ): ProviderGenerateOptions {
-  if (output !== undefined) return { signal, generation, output, resolvedGeneration };
-  if (generation === undefined) return signal ? { signal, resolvedGeneration } : { resolvedGeneration };
-  return signal ? { signal, generation, resolvedGeneration } : { generation, resolvedGeneration };
+  let options: ProviderGenerateOptions;
+  if (output !== undefined) options = { signal, generation, output };
+  else if (generation === undefined) options = signal ? { signal } : {};
+  else options = signal ? { signal, generation } : { generation };
+  return withResolvedGeneration(options, resolved);
 }
 
 const NO_CONTENT: readonly ContentPart[] = Object.freeze([]);
