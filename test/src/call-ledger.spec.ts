@@ -26,7 +26,7 @@ import { MockChatProvider } from '@kosong/provider-echo';
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { appendFileSync, readFileSync } from 'node:fs';
-import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdtemp, open, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -202,6 +202,100 @@ describe('the call ledger', () => {
       expect((error as ContextCorruptedError).line).to.equal(2);
       expect((error as Error).message).to.match(/continues the message at part 3/);
       expect(await readFile(session, 'utf8')).to.equal(bad);
+    });
+
+    describe('syncs to disk', () => {
+      /** What the history's file handles do, in order: `write` (lines of the JSONL roles written) or `sync`. */
+      let ops: string[];
+      let restoreProto: () => void;
+      beforeEach(async () => {
+        ops = [];
+        const scratch = await open(join(dir, 'scratch'), 'w');
+        const proto = Object.getPrototypeOf(scratch) as { write(...args: unknown[]): Promise<unknown>; datasync(): Promise<void> };
+        await scratch.close();
+        const { write, datasync } = proto;
+        proto.write = function (this: unknown, ...args: unknown[]) {
+          const bytes = args[0];
+          if (bytes instanceof Uint8Array) {
+            const roles = Buffer.from(bytes).toString('utf8').trim().split('\n').map((line) => (JSON.parse(line) as { role: string }).role);
+            ops.push(`write ${roles.join(' ')}`);
+          }
+          return write.apply(this, args);
+        };
+        proto.datasync = function (this: unknown) {
+          ops.push('sync');
+          return datasync.apply(this);
+        };
+        restoreProto = () => Object.assign(proto, { write, datasync });
+      });
+      afterEach(() => restoreProto());
+
+      /** A model streaming two calls to `act` in one response, then answering. */
+      function twoCallModel(): ChatProvider {
+        const provider: ChatProvider = {
+          name: 'two',
+          modelName: 'two',
+          thinkingEffort: undefined,
+          generation: {},
+          generate(...args) {
+            const done = args[2].some((m) => m.role === 'tool');
+            const mock = done
+              ? new MockChatProvider([textPart('Done.')])
+              : new MockChatProvider([textPart('Acting.'), toolCall('c1', 'act', '{}'), toolCall('c2', 'act', '{}')], { finishReason: 'tool_calls' });
+            return mock.generate(...args);
+          },
+          withThinking: () => provider,
+          withGeneration: () => provider,
+        };
+        return provider;
+      }
+
+      it("once before the calls of a chunk run (both starts in one write), not for the step's own append, and for the answer", async () => {
+        const context = new LinearContext(session);
+        const agent = new Agent({ systemPrompt: '', context, step: (options) => step({ ...options, provider: twoCallModel(), toolset: actTools(marker) }) });
+        await agent.run('Act.');
+        expect(ops).to.deep.equal([
+          'write user',
+          'sync',
+          'write _call_started _call_started',
+          'sync',
+          'write _call_settled _call_settled assistant tool tool',
+          'write assistant',
+          'sync',
+        ]);
+        expect(markerLines(marker)).to.have.length(2);
+        await context.close();
+        expect(ops.slice(7)).to.deep.equal([]); // nothing left to sync at close
+      });
+
+      it('a turn that ends on a step with calls (max steps) syncs that step before it returns', async () => {
+        const context = new LinearContext(session);
+        const agent = new Agent({ systemPrompt: '', context, maxSteps: 1, step: (options) => step({ ...options, provider: twoCallModel(), toolset: actTools(marker) }) });
+        const result = await agent.run('Act.');
+        expect(result.stopReason).to.equal('max_steps');
+        expect(ops.slice(-2)).to.deep.equal(['write _call_settled _call_settled assistant tool tool', 'sync']);
+        await context.close();
+        const again = await restored(session);
+        expect(again.history.map((m) => m.role)).to.deep.equal(['user', 'assistant', 'tool', 'tool']);
+        await again.close();
+      });
+
+      it('close() syncs what an append wrote without a sync; flush() with nothing unsynced syncs nothing', async () => {
+        const context = new LinearContext(session);
+        await context.append({ role: 'user', content: [textPart('Act.')] });
+        const message: Message = { role: 'assistant', content: [textPart('Acting.')], toolCalls: [toolCall('c1', 'act', '{}')] };
+        await context.recordStart({ type: 'start', key: 't/1', index: 0, contentFrom: 0, content: message.content, callsFrom: 0, toolCalls: message.toolCalls! });
+        await context.append(message, { role: 'tool', toolCallId: 'c1', content: [textPart('acted')] });
+        expect(ops).to.deep.equal(['write user', 'sync', 'write _call_started', 'sync', 'write assistant tool']);
+        await context.flush();
+        expect(ops.slice(5)).to.deep.equal(['sync']);
+        await context.flush();
+        expect(ops.slice(6)).to.deep.equal([]);
+        await context.recordStart({ type: 'start', key: 't/2', index: 0, contentFrom: 0, content: message.content, callsFrom: 0, toolCalls: message.toolCalls! });
+        await context.append(message, { role: 'tool', toolCallId: 'c1', content: [textPart('acted')] });
+        await context.close();
+        expect(ops.slice(6)).to.deep.equal(['write _call_started', 'sync', 'write assistant tool', 'sync']);
+      });
     });
 
     it('a call whose start cannot be recorded does not run: the model is told so', async () => {

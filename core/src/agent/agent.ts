@@ -332,7 +332,12 @@ export class Agent {
     const go = async (): Promise<T> => {
       const release = context.claim ? await context.claim() : undefined;
       try {
-        return await run();
+        const result = await run();
+        await context.flush?.(); // what lagged behind the ledger (a step's append) is durable before the turn returns
+        return result;
+      } catch (error) {
+        await context.flush?.().catch(() => undefined); // nothing left in flight; the turn's own error is the one to report
+        throw error;
       } finally {
         await release?.();
       }

@@ -64,6 +64,8 @@ export function sameFile(a: FileState, b: FileState): boolean {
 export class AppendOnlyFile {
   /** Set when a failed append could not be undone: the file must be restored before it is written again. */
   private damaged: ContextFileError | undefined;
+  /** Whether bytes were appended without a sync since the last synced append. */
+  private unsynced = false;
 
   private constructor(
     readonly path: string,
@@ -131,6 +133,7 @@ export class AppendOnlyFile {
       throw await this.undo(error, written, bytes.length);
     }
     this.size += bytes.length;
+    this.unsynced = !sync;
   }
 
   /** The file and its length as this writer left it. */
@@ -138,9 +141,20 @@ export class AppendOnlyFile {
     return { ...this.identity, size: this.size };
   }
 
-  /** Closes the file. */
-  close(): Promise<void> {
-    return this.handle.close();
+  /** Syncs what was appended without a sync (nothing when there is none). */
+  async sync(): Promise<void> {
+    if (!this.unsynced) return;
+    await this.handle.datasync();
+    this.unsynced = false;
+  }
+
+  /** Syncs what was appended without a sync, then closes the file (closed even if the sync fails). */
+  async close(): Promise<void> {
+    try {
+      await this.sync();
+    } finally {
+      await this.handle.close();
+    }
   }
 
   private async checkStillOurs(): Promise<void> {

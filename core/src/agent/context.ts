@@ -29,7 +29,9 @@ export interface AgentContext {
   /**
    * Appends messages — a turn's input, or one whole step — atomically: after it resolves, the
    * history and the store hold all of them; if it rejects, neither holds any. Refused (an
-   * `ApprovalPendingError`) while a step is pending.
+   * `ApprovalPendingError`) while a step is pending. The append that closes a step whose calls the
+   * ledger recorded may resolve before the store has it durably (synced, acknowledged): the
+   * ledger's records hold the step until then, and {@link AgentContext.flush} waits for it.
    */
   append(...messages: Message[]): Promise<void>;
   /** Records the token count of the history (e.g. the last step's total usage). */
@@ -65,6 +67,14 @@ export interface AgentContext {
    * @throws ResumeConflictError when another holds it.
    */
   claim?(): Promise<() => Promise<void>>;
+  /**
+   * Makes everything appended so far as durable as the store makes it, when an append may resolve
+   * before (the append that closes a step whose calls the ledger recorded: its records hold the step
+   * meanwhile). The agent calls it before a turn (a run or a resume) returns.
+   *
+   * @throws the error of such an append, when the store refused it.
+   */
+  flush?(): Promise<void>;
   /** Loads the stored history into this (empty) context. */
   restore(): Promise<ContextRestoreReport>;
   /** Releases what the context holds (a file, a connection); appends in flight finish first. */

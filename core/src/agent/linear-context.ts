@@ -36,7 +36,7 @@ export interface LinearContextOptions {
    * Sync each call's start record to disk before the call runs (default `true`). `false`: the record
    * is only written — a crash of the process (SIGKILL, out of memory, a throw) cannot lose it, a
    * power cut or a crash of the system can, and a call that started then may run again. It saves
-   * one sync to disk per call (about a millisecond on common disks).
+   * the sync to disk before the calls of a chunk run (about a millisecond on common disks).
    */
   readonly syncCallStarts?: boolean;
 }
@@ -44,6 +44,11 @@ export interface LinearContextOptions {
 const OPTION_NAMES: KnownOptions<LinearContextOptions> = { lock: true, lockStaleMs: true, syncCallStarts: true };
 
 const RESOLVED: Promise<void> = Promise.resolve();
+
+/** Resolves on the next turn of the event loop: a batch opened now takes what else this turn writes (the calls a stream completed at once share one sync). */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
 
 /** A batch of lines written by one append (lines queued while the previous write runs join it). */
 interface Batch {
@@ -57,8 +62,9 @@ interface Batch {
  *
  * The file is append-only, one message per line, in the Python kosong wire format (so files are
  * interchangeable), plus `{"role":"_usage","token_count":N}` lines for the token count. Each
- * {@link LinearContext.append} writes its messages in one append and syncs it to disk before
- * resolving, so a step's assistant message and tool results land together or not at all: a write
+ * {@link LinearContext.append} writes its messages in one append (synced to disk before it
+ * resolves, but for the case it names), so a step's assistant message and tool results land
+ * together or not at all: a write
  * cut short (disk full, file size limit) is undone and rejects with a `ContextFileError`, and
  * nothing is ever written into a file that was renamed, deleted or changed by someone else.
  *
@@ -68,8 +74,9 @@ interface Batch {
  *
  * The call ledger is in the same file: a `_call_started` line, synced to disk before the call runs,
  * and a `_call_settled` line when it settles (both with a `token_count`, skipped by other readers).
- * The next message closes the step they belong to. Starts recorded while a write runs are written
- * together in the next one (one sync for all).
+ * The next message closes the step they belong to. What is written in one turn of the event loop,
+ * or while a write runs, goes into one write (one sync for all: the calls of a chunk of the stream
+ * share it). The step's own append is synced with the next synced write (see `append`).
  *
  * With a file, the context holds the session's lock (see {@link LinearContextOptions.lock}).
  */
@@ -214,8 +221,13 @@ export class LinearContext implements AgentContext, CallLedger {
   }
 
   /**
-   * Appends messages: first to the file (durably, in one append), then to memory. If the write
-   * fails, neither has them.
+   * Appends messages: first to the file (in one append), then to memory. If the write fails,
+   * neither has them. The append is synced to disk before it resolves, except for the append that
+   * closes a step whose calls the ledger recorded: that one is written (a crash of the process
+   * cannot lose it) and synced with the next synced write — the next call's start, the turn's
+   * answer, a deferred step, or `close()`. A power cut before then loses at most that step's
+   * messages and outcomes; its start records are on disk, so the next run completes the step from
+   * them and runs none of its calls again unless their replay policy allows it.
    *
    * @throws ContextFileError if the file cannot be written (see {@link ContextFileProblem});
    *   ApprovalPendingError while a step waits for approval.
@@ -223,7 +235,14 @@ export class LinearContext implements AgentContext, CallLedger {
   async append(...messages: Message[]): Promise<void> {
     if (messages.length === 0) return;
     if (this.pending) throw new ApprovalPendingError(pendingApprovals(this.pending));
-    await this.write(messages.map((m) => JSON.stringify(messageToJSON(m))));
+    // A step whose calls the ledger recorded is written without a sync of its own: its start records are on disk already.
+    if (this.path !== undefined) {
+      const closesRecordedStep = this.ledgerState.key !== undefined;
+      await this.write(
+        messages.map((m) => JSON.stringify(messageToJSON(m))),
+        !closesRecordedStep,
+      );
+    }
     this.messages.push(...messages);
     this.ledgerState.close();
   }
@@ -258,6 +277,13 @@ export class LinearContext implements AgentContext, CallLedger {
   markTokenCount(count: number): Promise<void> {
     this.tokens = count;
     return this.write([JSON.stringify({ role: '_usage', token_count: count })]);
+  }
+
+  /** Syncs to disk what was written without a sync (the append that closed a recorded step), once the writes in flight are done. */
+  flush(): Promise<void> {
+    const flushed = this.queue.then(() => this.file?.sync());
+    this.queue = flushed.catch(() => undefined);
+    return flushed;
   }
 
   /** Closes the file, if one is open, and releases the session's lock. */
@@ -298,7 +324,7 @@ export class LinearContext implements AgentContext, CallLedger {
         this.needsNewline = false;
       });
       const current: Batch = (batch = this.batch = { lines: [], sync: false, done });
-      this.queue = this.queue.then(start).then(() => done.catch(() => undefined));
+      this.queue = this.queue.then(nextTurn).then(start).then(() => done.catch(() => undefined));
     }
     batch.lines.push(...lines);
     if (sync) batch.sync = true;

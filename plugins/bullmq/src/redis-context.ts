@@ -80,6 +80,20 @@ export interface SessionTurnProgress {
   readonly usage: unknown;
 }
 
+const RESOLVED: Promise<void> = Promise.resolve();
+
+/** Ledger records waiting to go to Redis in one script. */
+interface RecordBatch {
+  readonly key: string;
+  readonly encoded: string[];
+  /** The ledger's length before them. */
+  readonly at: number;
+  /** How many are starts. */
+  starts: number;
+  readonly done: Promise<void>;
+  readonly settle: (sent: Promise<void> | undefined) => void;
+}
+
 /** How long a claim lasts without renewal, by default. */
 const DEFAULT_CLAIM_TTL_MS = 30_000;
 
@@ -98,13 +112,17 @@ const DEFAULT_CLAIM_TTL_MS = 30_000;
  * are refused (inside Redis too, so a copy that missed the deferral cannot append).
  *
  * The call ledger ({@link RedisContext.ledger}) is a list beside the history: a call's start record
- * is stored by one fenced script before the call runs, its outcome by another when it settles
- * (sent without waiting); the append that adds the step deletes the list in the same script. Every
+ * is stored by a fenced script before the call runs, its outcome when it settles (sent without
+ * waiting); records of one turn of the event loop share a script, and outcomes that the step's
+ * append overtakes are not sent at all (the append holds the results). The append that adds the
+ * step deletes the list in the same script. Every
  * write checks that this copy is the stored session (history length, pending step, ledger length),
  * so a copy that missed a write refuses to record a call, and so runs none.
  *
- * Writes go to Redis one at a time, in call order. Each carries an id: a script resent after a
- * reconnection that had been applied before the connection dropped is not applied twice.
+ * Writes go to Redis in call order, each sent without waiting for the replies of those before it
+ * (a step's call starts, its outcomes and its append share round trips). Each carries an id: a
+ * script resent after a reconnection that had been applied before the connection dropped is not
+ * applied twice.
  */
 export class RedisContext implements AgentContext, CallLedger {
   readonly keys: SessionKeys;
@@ -113,7 +131,17 @@ export class RedisContext implements AgentContext, CallLedger {
   readonly #messages: Message[] = [];
   #tokens = 0;
   #pending: PendingStep | undefined;
-  #queue: Promise<unknown> = Promise.resolve();
+  /** The last write sent: settles after every write sent before it, rejecting when one of them failed. */
+  #tail: Promise<void> = RESOLVED;
+  /** Writes sent whose reply has not been handled yet. */
+  #inFlight = 0;
+  /** The history's length and the pending step once every write sent is applied (what the next write expects to find). */
+  #sentLength = 0;
+  #sentPending: string | undefined;
+  /** The failure of an append that resolved before Redis answered (see `append`): every later write, `flush()` and `close()` reject with it. */
+  #failure: unknown;
+  /** Ledger records not sent yet (see `#record`). */
+  #records: RecordBatch | undefined;
   #ledger = new OpenStepState();
   /** Records of the open step: applied to {@link RedisContext.#ledger}, sent to Redis (or being sent). */
   #ledgerLength = 0;
@@ -204,6 +232,8 @@ export class RedisContext implements AgentContext, CallLedger {
     this.#pending = pendingStep;
     this.#ledger = ledger;
     this.#ledgerLength = records.length;
+    this.#sentLength = this.#messages.length;
+    this.#sentPending = pendingStep?.stepId;
     return { messages: this.#messages.length };
   }
 
@@ -220,7 +250,7 @@ export class RedisContext implements AgentContext, CallLedger {
   async claim(): Promise<() => Promise<void>> {
     if (this.options.fence !== undefined) return () => Promise.resolve();
     if (this.#claim) throw new ResumeConflictError(`${this.#name()}: this context is claimed already; nothing was run`);
-    await this.#queue;
+    await this.#settled();
     const snapshot = { historyLength: this.#messages.length, pendingStepId: this.#pending?.stepId, ledgerLength: this.#ledgerLength };
     let claimed: SessionLease | 'held' | 'changed';
     try {
@@ -237,9 +267,10 @@ export class RedisContext implements AgentContext, CallLedger {
     return async () => {
       if (released) return;
       released = true;
-      await this.#queue; // outcomes sent without waiting are written under the claim
+      await this.#settled(); // outcomes sent without waiting are written under the claim
       this.#claim = undefined;
       await claimed.release();
+      if (this.#failure !== undefined) throw this.#failure;
     };
   }
 
@@ -251,7 +282,13 @@ export class RedisContext implements AgentContext, CallLedger {
 
   /**
    * Appends messages in one atomic script: Redis and memory hold all of them, or (on a rejection)
-   * neither holds any. Appends run one at a time, in call order.
+   * neither holds any. Appends run in call order.
+   *
+   * The append that closes a step whose calls the ledger recorded resolves as soon as it is sent,
+   * with the messages in memory, so that the next step need not wait for Redis: the step's records
+   * are stored already, and the next write is sent right behind it (one round trip for both). If
+   * Redis then refuses it, this context is done: every later write, `flush()`, the claim's release
+   * and `close()` reject with that error (restore a new context; the stored ledger completes the step).
    *
    * @throws {FencedError} when the lease this context writes under is gone; an `Error` when another
    * writer appended since this context last read or wrote the history, or when Redis is unreachable;
@@ -260,14 +297,25 @@ export class RedisContext implements AgentContext, CallLedger {
   append(...messages: Message[]): Promise<void> {
     if (messages.length === 0) return Promise.resolve();
     if (this.#pending) return Promise.reject(new ApprovalPendingError(pendingApprovals(this.#pending)));
+    this.#sendRecords(true);
     const encoded = messages.map((m) => JSON.stringify(messageToJSON(m)));
-    return this.#write('cannot append', async (fence, writeId) => {
-      const { turn } = this.options;
-      const usage = turn?.usage?.();
-      await this.#redis.eval(APPEND_SCRIPT, 4, ...this.#writeKeys(), fence, writeId, this.#messages.length, turn?.id ?? '', usage === undefined ? '' : JSON.stringify(usage), ...encoded);
-      this.#messages.push(...messages);
-      this.#closeLedger();
-    });
+    const { turn } = this.options;
+    const usage = turn?.usage?.();
+    const expected = this.#sentLength;
+    this.#sentLength += messages.length;
+    const send = (fence: string, writeId: string): Promise<unknown> =>
+      this.#redis.eval(APPEND_SCRIPT, 4, ...this.#writeKeys(), fence, writeId, expected, turn?.id ?? '', usage === undefined ? '' : JSON.stringify(usage), ...encoded);
+    if (this.#ledger.key === undefined) {
+      return this.#write('cannot append', send, () => {
+        this.#messages.push(...messages);
+        this.#closeLedger();
+      });
+    }
+    // It closes a recorded step: in memory now, in Redis right behind the step's records.
+    this.#messages.push(...messages);
+    this.#closeLedger();
+    this.#write('cannot append', send).catch((error: unknown) => (this.#failure ??= error));
+    return RESOLVED;
   }
 
   /**
@@ -277,11 +325,15 @@ export class RedisContext implements AgentContext, CallLedger {
    * @throws {FencedError}; an `Error` when another step waits, the copy is not up to date, or Redis is unreachable.
    */
   deferStep(pending: PendingStep): Promise<void> {
+    this.#sendRecords();
     const encoded = JSON.stringify(pendingStepToJSON(pending, this.#tokens));
-    return this.#write('cannot defer the step', async (fence, writeId) => {
-      await this.#redis.eval(DEFER_STEP_SCRIPT, 4, ...this.#writeKeys(), fence, writeId, this.#messages.length, pending.stepId, encoded);
-      this.#pending = pending;
-    });
+    const expected = this.#sentLength;
+    this.#sentPending = pending.stepId;
+    return this.#write(
+      'cannot defer the step',
+      (fence, writeId) => this.#redis.eval(DEFER_STEP_SCRIPT, 4, ...this.#writeKeys(), fence, writeId, expected, pending.stepId, encoded),
+      () => (this.#pending = pending),
+    );
   }
 
   /**
@@ -293,15 +345,23 @@ export class RedisContext implements AgentContext, CallLedger {
     const pending = this.#pending;
     if (pending?.stepId !== stepId) return Promise.reject(new Error(`Session "${this.options.session}": step "${stepId}" does not wait for approval`));
     if (messages.length === 0) return Promise.reject(new TypeError('RedisContext.completeStep(): a step has at least its assistant message'));
+    this.#sendRecords(true);
     const encoded = messages.map((m) => JSON.stringify(messageToJSON(m)));
-    return this.#write('cannot complete the step', async (fence, writeId) => {
-      const { turn } = this.options;
-      const usage = turn?.usage?.();
-      await this.#redis.eval(COMPLETE_STEP_SCRIPT, 4, ...this.#writeKeys(), fence, writeId, this.#messages.length, stepId, turn?.id ?? '', usage === undefined ? '' : JSON.stringify(usage), ...encoded);
-      this.#messages.push(...messages);
-      this.#pending = undefined;
-      this.#closeLedger();
-    });
+    const { turn } = this.options;
+    const usage = turn?.usage?.();
+    const expected = this.#sentLength;
+    this.#sentLength += messages.length;
+    this.#sentPending = undefined;
+    return this.#write(
+      'cannot complete the step',
+      (fence, writeId) =>
+        this.#redis.eval(COMPLETE_STEP_SCRIPT, 4, ...this.#writeKeys(), fence, writeId, expected, stepId, turn?.id ?? '', usage === undefined ? '' : JSON.stringify(usage), ...encoded),
+      () => {
+        this.#messages.push(...messages);
+        this.#pending = undefined;
+        this.#closeLedger();
+      },
+    );
   }
 
   /**
@@ -317,31 +377,67 @@ export class RedisContext implements AgentContext, CallLedger {
     return this.#record(record);
   }
 
-  /** Records a call's outcome, in one fenced script (the caller need not wait for it: later writes go after it). */
+  /**
+   * Records a call's outcome, in one fenced script with the other records of this turn of the event
+   * loop (the caller need not wait for it: later writes go after it). An outcome still waiting when
+   * the step's append comes is not sent: the append holds the result and deletes the step's records.
+   */
   recordOutcome(record: CallOutcomeRecord): Promise<void> {
     return this.#record(record);
   }
 
+  /**
+   * Adds a record to the batch that goes to Redis on the next turn of the event loop (the starts of
+   * the calls a chunk of the stream completed share one script), or before the next other write.
+   */
   #record(record: CallStartRecord | CallOutcomeRecord): Promise<void> {
     try {
       this.#ledger.apply(record); // checked against the records before it, and kept, before it is sent
     } catch (error) {
       return Promise.reject(error as Error);
     }
-    // Its place in the list: a record that failed to reach Redis makes every later one fail too (STALE), so Redis only ever holds a prefix of the records.
-    const at = this.#ledgerLength++;
-    const encoded = JSON.stringify(callRecordToJSON(record, this.#tokens));
-    return this.#write(`cannot record call ${record.index} of step "${record.key}"`, async (fence, writeId) => {
-      await this.#redis.eval(LEDGER_RECORD_SCRIPT, 4, ...this.#writeKeys(), fence, writeId, this.#messages.length, this.#pending?.stepId ?? '', at, encoded);
-    });
+    let batch = this.#records;
+    if (batch === undefined) {
+      let settle!: (sent: Promise<void> | undefined) => void;
+      const done = new Promise<void>((resolve) => (settle = resolve));
+      // Its place in the list: a batch that failed to reach Redis makes every later one fail too (STALE), so Redis only ever holds a prefix of the records.
+      batch = this.#records = { key: record.key, encoded: [], at: this.#ledgerLength, starts: 0, done, settle };
+      setImmediate(() => this.#sendRecords());
+    }
+    this.#ledgerLength++;
+    batch.encoded.push(JSON.stringify(callRecordToJSON(record, this.#tokens)));
+    if (record.type === 'start') batch.starts++;
+    return batch.done;
+  }
+
+  /**
+   * Sends the records batched so far, in one fenced script. `closing`: the write that follows adds
+   * the step to the history (and deletes its records), so a batch of outcomes alone is not sent: the
+   * step's messages hold those results.
+   */
+  #sendRecords(closing = false): void {
+    const batch = this.#records;
+    if (batch === undefined) return;
+    this.#records = undefined;
+    if (closing && batch.starts === 0) {
+      batch.settle(undefined);
+      return;
+    }
+    const { at, encoded } = batch;
+    const expected = this.#sentLength;
+    const pending = this.#sentPending ?? '';
+    const doing = `cannot record ${encoded.length === 1 ? 'a call' : `${encoded.length} calls`} of step "${batch.key}"`;
+    batch.settle(this.#write(doing, (fence, writeId) => this.#redis.eval(LEDGER_RECORD_SCRIPT, 4, ...this.#writeKeys(), fence, writeId, expected, pending, at, ...encoded)));
   }
 
   /** Records the token count of the history (fenced like `append`). */
   markTokenCount(count: number): Promise<void> {
-    return this.#write('cannot record the token count', async (fence) => {
-      await this.#redis.eval(FENCED_HSET_SCRIPT, 2, this.keys.meta, this.keys.owner, fence, 'tokenCount', count);
-      this.#tokens = count;
-    });
+    this.#sendRecords();
+    return this.#write(
+      'cannot record the token count',
+      (fence) => this.#redis.eval(FENCED_HSET_SCRIPT, 2, this.keys.meta, this.keys.owner, fence, 'tokenCount', count),
+      () => (this.#tokens = count),
+    );
   }
 
   /** The keys every write script takes: history, meta, owner, ledger. */
@@ -356,29 +452,77 @@ export class RedisContext implements AgentContext, CallLedger {
   }
 
   /**
-   * Runs writes one at a time, in call order, with Redis' refusals as typed errors. Each gets the
-   * fence it writes under (the lease's token; `''`: none) and an id of its own.
+   * Sends a write at once — without waiting for the replies of those sent before it: Redis runs the
+   * scripts of one connection in order, and each checks the state the writes before it leave (the
+   * history's length, the pending step, the ledger's length), so Redis only ever holds a prefix of
+   * them. Replies are handled in order: `applied` runs for a write that Redis stored, after those of
+   * the writes before it; when one fails, the writes sent after it reject with its error (Redis
+   * refused them too). Each write gets the fence it writes under (the lease's token; `''`: none)
+   * and an id of its own.
    */
-  #write(doing: string, write: (fence: string, writeId: string) => Promise<void>): Promise<void> {
-    const run = this.#queue.then(async () => {
-      const fence = this.options.fence ?? this.#claim?.token;
-      try {
-        await write(fence === undefined ? '' : String(fence), `${this.#writer}:${++this.#writes}`);
-      } catch (error) {
+  #write(doing: string, send: (fence: string, writeId: string) => Promise<unknown>, applied?: () => void): Promise<void> {
+    if (this.#failure !== undefined) return Promise.reject(this.#failure as Error);
+    const fence = this.options.fence ?? this.#claim?.token;
+    let reply: Promise<unknown>;
+    try {
+      reply = send(fence === undefined ? '' : String(fence), `${this.#writer}:${++this.#writes}`);
+    } catch (error) {
+      reply = Promise.reject(error as Error);
+    }
+    const stored = reply.then(
+      () => undefined,
+      (error: unknown) => {
         throw this.#translate(error, doing, fence);
-      }
-    });
-    this.#queue = run.catch(() => undefined);
+      },
+    );
+    stored.catch(() => undefined); // handled in order, below
+    this.#inFlight++;
+    const run = this.#tail.then(() => stored).then(
+      () => {
+        applied?.();
+        this.#done();
+      },
+      (error: unknown) => {
+        this.#done();
+        throw error;
+      },
+    );
+    this.#tail = run;
     return run;
+  }
+
+  /** A write's reply was handled; once none is in flight, what the next write expects is what memory holds. */
+  #done(): void {
+    if (--this.#inFlight > 0) return;
+    this.#tail = RESOLVED;
+    this.#sentLength = this.#messages.length;
+    this.#sentPending = this.#pending?.stepId;
+  }
+
+  /** Sends the records batched, then resolves once every write sent has been answered. */
+  #settled(): Promise<void> {
+    this.#sendRecords();
+    return this.#tail.catch(() => undefined);
+  }
+
+  /**
+   * Resolves once every write sent has been stored (the messages of an append that resolved early among them).
+   *
+   * @throws the error of such an append, when Redis refused it.
+   */
+  async flush(): Promise<void> {
+    await this.#settled();
+    if (this.#failure !== undefined) throw this.#failure;
   }
 
   /** Waits for writes in flight and gives a claim up; closes the connection if this context opened it. */
   async close(): Promise<void> {
-    await this.#queue;
+    await this.#settled();
     const claim = this.#claim;
     this.#claim = undefined;
     await claim?.release();
     if (this.#ownsClient) await closeRedis(this.#redis);
+    if (this.#failure !== undefined) throw this.#failure;
   }
 
   /** `Session "s" of tenant "t"`. */

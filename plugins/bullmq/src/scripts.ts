@@ -88,10 +88,10 @@ return 'OK'
 `;
 
 /**
- * Adds one record to the call ledger (a call's start, or its outcome), if the writer's copy of the
+ * Adds records to the call ledger (calls' starts and outcomes, in order), if the writer's copy of the
  * session is the stored one: same history length, same step waiting for approval (or none), same
  * ledger length. KEYS: history, meta, owner, ledger. ARGV: fence, write id, expected history length,
- * expected pending step id (`''`: none), expected ledger length, the record JSON. Errors: those of
+ * expected pending step id (`''`: none), expected ledger length, then the records' JSON. Errors: those of
  * {@link WRITE_CHECKS}; `PENDING` (a step was deferred or completed meanwhile), `STALE` (another
  * writer added records).
  */
@@ -99,7 +99,7 @@ export const LEDGER_RECORD_SCRIPT = `${WRITE_CHECKS}
 if (redis.call('HGET', KEYS[2], 'pendingStepId') or '') ~= ARGV[4] then return redis.error_reply('PENDING') end
 if redis.call('LLEN', KEYS[4]) ~= tonumber(ARGV[5]) then return redis.error_reply('STALE') end
 ${APPLIED_BY}
-redis.call('RPUSH', KEYS[4], ARGV[6])
+redis.call('RPUSH', KEYS[4], unpack(ARGV, 6))
 return 'OK'
 `;
 

@@ -5,7 +5,7 @@ import { Agent, ResumeConflictError, callRecordToJSON, step, textPart, toolCall,
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import { FencedError, RedisContext, RemoteToolset, SessionKeys, SessionLease, ToolWorker } from '../index.js';
-import { LEDGER_RECORD_SCRIPT } from '../scripts.js';
+import { APPEND_SCRIPT, LEDGER_RECORD_SCRIPT } from '../scripts.js';
 import { PlanProvider, planInput } from '../testing/plan-provider.js';
 import { RedisServer } from '../testing/redis-server.js';
 import { MarkerToolset, markerCounts } from './fixtures/marker-toolset.js';
@@ -151,6 +151,87 @@ describe('the call ledger in Redis (RedisContext, real Redis)', function () {
     await redis.rpush(keys.ledger, JSON.stringify(callRecordToJSON(start(0), 0)), '{"role":"_call_settled"}');
     const error = await context().restore().catch((e: unknown) => e);
     expect((error as Error).message).to.match(/Session "s1" of tenant "acme": record 2 of the call ledger in Redis is not valid/);
+  });
+
+  describe('writes in flight together', () => {
+    /** The scripts this test's connection sends, by name, in order. */
+    function scriptsSent(): { names: string[]; stop: () => void } {
+      const names: string[] = [];
+      const original = redis.eval.bind(redis);
+      const byScript = new Map<unknown, string>([
+        [APPEND_SCRIPT, 'append'],
+        [LEDGER_RECORD_SCRIPT, 'records'],
+      ]);
+      (redis as unknown as { eval: (...args: unknown[]) => unknown }).eval = (...args: unknown[]) => {
+        const name = byScript.get(args[0]) ?? 'other';
+        names.push(name === 'records' ? `records ×${args.length - 11}` : name);
+        return (original as (...a: unknown[]) => unknown)(...args);
+      };
+      return { names, stop: () => delete (redis as unknown as { eval?: unknown }).eval };
+    }
+
+    it('the starts of one turn of the event loop go in one script; outcomes the step\'s append overtakes are not sent', async () => {
+      const writer = context();
+      await writer.append(user('go'));
+      const sent = scriptsSent();
+      try {
+        await Promise.all([writer.recordStart(start(0)), writer.recordStart(start(1))]);
+        expect(await redis.lrange(keys.ledger, 0, -1)).to.have.length(2);
+        void writer.recordOutcome({ type: 'outcome', key: 'acme/s1/turn-1/1', index: 0, result: ok('c1', 'one') });
+        void writer.recordOutcome({ type: 'outcome', key: 'acme/s1/turn-1/1', index: 1, result: ok('c2', 'two') });
+        await writer.append(writer.openStep!.message, { role: 'tool', content: [textPart('one')], toolCallId: 'c1' }, { role: 'tool', content: [textPart('two')], toolCallId: 'c2' });
+        await writer.flush();
+        expect(sent.names).to.deep.equal(['records ×2', 'append']);
+      } finally {
+        sent.stop();
+      }
+      expect(await redis.exists(keys.ledger)).to.equal(0);
+      expect(await redis.llen(keys.history)).to.equal(4);
+      // Outcomes of calls still running when the chunk's turn of the event loop ends are sent on their own.
+      await writer.recordStart({ ...start(0), key: 'acme/s1/turn-1/2' });
+      await writer.recordOutcome({ type: 'outcome', key: 'acme/s1/turn-1/2', index: 0, result: ok('c1', 'one') });
+      expect(await redis.llen(keys.ledger)).to.equal(2);
+    });
+
+    it('the append that closes a recorded step resolves before Redis answers; when Redis refuses it, every later write, flush() and close() fail with its error', async () => {
+      const first = (await SessionLease.acquire(redis, keys, 60_000, () => undefined))!;
+      const writer = context({ fence: first.token });
+      await writer.append(user('go'));
+      await writer.recordStart(start(0));
+      await redis.del(keys.owner); // the lease lapses while the call runs; another worker takes the session over
+      const second = (await SessionLease.acquire(redis, keys, 60_000, () => undefined))!;
+      const step: Message[] = [writer.openStep!.message, { role: 'tool', content: [textPart('one')], toolCallId: 'c1' }];
+      await writer.append(...step); // resolved: the messages are in memory, the script on its way
+      expect(writer.history).to.have.length(3);
+      expect(await writer.flush().catch((e: unknown) => e)).to.satisfy(FencedError.isInstance);
+      expect(await writer.append(user('more')).catch((e: unknown) => e)).to.satisfy(FencedError.isInstance);
+      expect(await writer.recordStart({ ...start(0), key: 'acme/s1/turn-1/2' }).catch((e: unknown) => e)).to.satisfy(FencedError.isInstance);
+      expect(await writer.close().catch((e: unknown) => e)).to.satisfy(FencedError.isInstance);
+      expect(await redis.llen(keys.history), 'the zombie wrote nothing after the takeover').to.equal(1);
+      const restored = context();
+      await restored.restore();
+      expect(restored.openStep?.key, 'the stored ledger still holds the step').to.equal('acme/s1/turn-1/1');
+      await second.release();
+    });
+
+    it("an agent's turn fails when its last step's append is refused after it resolved (a turn that stops at maxSteps)", async () => {
+      const first = (await SessionLease.acquire(redis, keys, 60_000, () => undefined))!;
+      const writer = context({ fence: first.token });
+      let second: SessionLease | undefined;
+      const toolset: Toolset = {
+        tools: [{ name: 'mark', description: '', parameters: { type: 'object' } }],
+        async handle(c) {
+          await redis.del(keys.owner); // taken over while the call runs
+          second = (await SessionLease.acquire(redis, keys, 60_000, () => undefined))!;
+          return { toolCallId: c.id, returnValue: { isError: false, output: 'marked', message: '', display: [] } };
+        },
+      };
+      const plan = planInput({ label: 'f', steps: [[{ tool: 'mark', args: { mark: 'f-1' } }]] });
+      const agent = new Agent({ systemPrompt: '', context: writer, maxSteps: 1, step: (options) => step({ ...options, provider: new PlanProvider(), toolset }) });
+      const error = await agent.run(plan, { turn: { id: 'turn-1' } }).catch((e: unknown) => e);
+      expect(error).to.satisfy(FencedError.isInstance);
+      await second?.release();
+    });
   });
 
   describe('claim()', () => {
