@@ -1,12 +1,10 @@
 import type { JsonValue, Message, Tool } from '@kosong/core';
 import {
-  BaseChatProvider,
   rejectUnsupportedGenerationOptions,
   UnsupportedGenerationOptionError,
   type GenerationOptions,
   type ProviderChanges,
   type ProviderGenerateOptions,
-  type Secrets,
   type StreamedMessage,
   type ThinkingEffort,
 } from '@kosong/core/provider-kit';
@@ -20,6 +18,7 @@ import {
   mergeGenerationOptions,
   type ChatCompletionsGenerationOptions,
 } from './generation-options.js';
+import { OpenAIFamilyProvider } from './openai-family-provider.js';
 import { convertMessages, type MessageConversion } from './request-messages.js';
 import { toolToKimi } from './request-tools.js';
 import { responseFormat } from './structured-output.js';
@@ -76,33 +75,21 @@ const KIMI_CONVERSION: MessageConversion = {
  * @example
  * const kimi = new KimiChatProvider({ apiKey, model: 'kimi-k2-turbo-preview' }).withThinking('high');
  */
-export class KimiChatProvider extends BaseChatProvider {
+export class KimiChatProvider extends OpenAIFamilyProvider<ChatCompletionsGenerationOptions> {
   readonly name = 'kimi';
   readonly modelName: string;
-  private readonly connection: ChatCompletionsConnection;
-  private readonly own: ChatCompletionsGenerationOptions;
 
   /** @throws {ChatProviderError} when there is neither an API key nor a client. */
   constructor(options: KimiChatProviderOptions) {
-    super();
-    this.modelName = options.model;
-    this.connection = new ChatCompletionsConnection(options, {
+    const connection = new ChatCompletionsConnection(options, {
       provider: 'KimiChatProvider',
       baseURL: KIMI_BASE_URL,
       // The SDK would otherwise read OPENAI_ORG_ID / OPENAI_PROJECT_ID and send them to Moonshot.
       clientOptions: { organization: null, project: null },
     });
-    this.own = aliasMaxTokens(options.generation ?? {});
-  }
-
-  /** The base URL requests go to. */
-  get baseURL(): string {
-    return this.connection.baseURL;
-  }
-
-  /** The provider's own generation options every request carries (`extraBody` holds the `thinking` switch). */
-  get generationOptions(): ChatCompletionsGenerationOptions {
-    return this.own;
+    // `extraBody` of the own options holds the `thinking` switch
+    super(connection, aliasMaxTokens(options.generation ?? {}));
+    this.modelName = options.model;
   }
 
   /**
@@ -155,14 +142,6 @@ export class KimiChatProvider extends BaseChatProvider {
    */
   protected override thinkingChanges(effort: ThinkingEffort): ProviderChanges {
     return { thinkingEffort: effort, own: mergeGenerationOptions(this.own, { extraBody: { thinking: { type: effort === 'off' ? 'disabled' : 'enabled' } } }) };
-  }
-
-  protected override describe(): Record<string, unknown> {
-    return { baseURL: this.baseURL };
-  }
-
-  protected override secrets(): Secrets {
-    return this.connection.secrets();
   }
 
   /** Refuses what the Moonshot API does not take (see the class notes). */

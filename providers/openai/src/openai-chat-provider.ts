@@ -1,15 +1,5 @@
 import type { JsonValue, Message, Tool } from '@kosong/core';
-import {
-  BaseChatProvider,
-  UnsupportedGenerationOptionError,
-  type GenerationOptions,
-  type OutputFormat,
-  type ProviderChanges,
-  type ProviderGenerateOptions,
-  type Secrets,
-  type StreamedMessage,
-  type ThinkingEffort,
-} from '@kosong/core/provider-kit';
+import { UnsupportedGenerationOptionError, type GenerationOptions, type OutputFormat, type ProviderGenerateOptions, type StreamedMessage } from '@kosong/core/provider-kit';
 
 import { ChatCompletionsConnection, type ConnectionOptions } from './chat-completions-connection.js';
 import { ChunkConverter } from './chunk-converter.js';
@@ -20,7 +10,8 @@ import {
   type ChatCompletionsGenerationOptions,
   type MaxOutputTokensField,
 } from './generation-options.js';
-import { reasoningEffortToThinkingEffort, thinkingEffortToReasoningEffort } from './reasoning-effort.js';
+import { OpenAIFamilyProvider } from './openai-family-provider.js';
+import { thinkingEffortToReasoningEffort } from './reasoning-effort.js';
 import { convertMessages, type MessageConversion } from './request-messages.js';
 import { toolToOpenAI } from './request-tools.js';
 import { responseFormat } from './structured-output.js';
@@ -89,21 +80,17 @@ export interface OpenAIChatProviderOptions extends ConnectionOptions {
  * const provider = new OpenAIChatProvider({ apiKey, model: 'gpt-4.1', generation: { temperature: 0.2 } });
  * const result = await step({ provider: provider.withThinking('high'), systemPrompt, toolset, history });
  */
-export class OpenAIChatProvider extends BaseChatProvider {
+export class OpenAIChatProvider extends OpenAIFamilyProvider<ChatCompletionsGenerationOptions> {
   readonly name = 'openai';
   readonly modelName: string;
-  private readonly connection: ChatCompletionsConnection;
-  private readonly own: ChatCompletionsGenerationOptions;
   private readonly maxOutputTokensField: MaxOutputTokensField;
   private readonly conversion: MessageConversion;
   private readonly thinkingOff: 'omit' | 'none';
 
   /** @throws {ChatProviderError} when there is neither an API key nor a client. */
   constructor(options: OpenAIChatProviderOptions) {
-    super();
+    super(new ChatCompletionsConnection(options, { provider: 'OpenAIChatProvider', baseURL: OPENAI_BASE_URL }), options.generation ?? {});
     this.modelName = options.model;
-    this.connection = new ChatCompletionsConnection(options, { provider: 'OpenAIChatProvider', baseURL: OPENAI_BASE_URL });
-    this.own = options.generation ?? {};
     this.maxOutputTokensField = options.maxOutputTokensField ?? 'max_completion_tokens';
     this.conversion = {
       systemRole: options.systemRole ?? 'system',
@@ -112,16 +99,6 @@ export class OpenAIChatProvider extends BaseChatProvider {
       media: options.unsupportedMedia === 'passthrough' ? 'passthrough' : 'openai',
     };
     this.thinkingOff = options.thinkingOff ?? 'omit';
-  }
-
-  /** The base URL requests go to. */
-  get baseURL(): string {
-    return this.connection.baseURL;
-  }
-
-  /** The provider's own (Chat Completions) generation options every request carries. */
-  get generationOptions(): ChatCompletionsGenerationOptions {
-    return this.own;
   }
 
   /**
@@ -145,23 +122,6 @@ export class OpenAIChatProvider extends BaseChatProvider {
   /** A copy whose own (Chat Completions) options are these merged over the current ones (`extraBody` key by key). */
   withGenerationOptions(options: ChatCompletionsGenerationOptions): OpenAIChatProvider {
     return this.copyWith({ own: mergeGenerationOptions(this.own, options) });
-  }
-
-  /**
-   * `withThinking` asks for the effort as `reasoning_effort` (spec §7.1): `low`, `medium`, `high` and
-   * `xhigh` as they are, `max` as `xhigh` (and `thinkingEffort` reads `xhigh`), `off` per the
-   * `thinkingOff` option.
-   */
-  protected override thinkingChanges(effort: ThinkingEffort): ProviderChanges {
-    return { thinkingEffort: reasoningEffortToThinkingEffort(thinkingEffortToReasoningEffort(effort)) };
-  }
-
-  protected override describe(): Record<string, unknown> {
-    return { baseURL: this.baseURL };
-  }
-
-  protected override secrets(): Secrets {
-    return this.connection.secrets();
   }
 
   private buildBody(

@@ -1,18 +1,10 @@
 import type { JsonValue, Message, Tool } from '@kosong/core';
-import {
-  BaseChatProvider,
-  type GenerationOptions,
-  type OutputFormat,
-  type ProviderChanges,
-  type ProviderGenerateOptions,
-  type Secrets,
-  type StreamedMessage,
-  type ThinkingEffort,
-} from '@kosong/core/provider-kit';
+import type { GenerationOptions, OutputFormat, ProviderGenerateOptions, StreamedMessage } from '@kosong/core/provider-kit';
 
 import { ChatCompletionsConnection, type ConnectionOptions } from './chat-completions-connection.js';
 import { OPENAI_BASE_URL } from './openai-chat-provider.js';
-import { reasoningEffortToThinkingEffort, thinkingEffortToReasoningEffort } from './reasoning-effort.js';
+import { OpenAIFamilyProvider } from './openai-family-provider.js';
+import { thinkingEffortToReasoningEffort } from './reasoning-effort.js';
 import { RESPONSES_ENDPOINT } from './responses-endpoint.js';
 import { ResponsesEventConverter } from './responses-event-converter.js';
 import { mergeResponsesGenerationOptions, responsesGenerationBody, type ResponsesGenerationOptions } from './responses-generation.js';
@@ -70,37 +62,23 @@ export interface OpenAIResponsesChatProviderOptions extends ConnectionOptions {
  * const provider = new OpenAIResponsesChatProvider({ apiKey, model: 'gpt-5.1' }).withThinking('medium');
  * const result = await step({ provider, systemPrompt, toolset, history });
  */
-export class OpenAIResponsesChatProvider extends BaseChatProvider {
+export class OpenAIResponsesChatProvider extends OpenAIFamilyProvider<ResponsesGenerationOptions> {
   readonly name = 'openai-responses';
   readonly modelName: string;
-  private readonly connection: ChatCompletionsConnection;
-  private readonly own: ResponsesGenerationOptions;
   private readonly conversion: ResponsesInputConversion;
   private readonly strictTools: boolean;
   private readonly thinkingOff: 'omit' | 'none';
 
   /** @throws {ChatProviderError} when there is neither an API key nor a client. */
   constructor(options: OpenAIResponsesChatProviderOptions) {
-    super();
+    super(new ChatCompletionsConnection(options, { provider: 'OpenAIResponsesChatProvider', baseURL: OPENAI_BASE_URL }), options.generation ?? {});
     this.modelName = options.model;
-    this.connection = new ChatCompletionsConnection(options, { provider: 'OpenAIResponsesChatProvider', baseURL: OPENAI_BASE_URL });
-    this.own = options.generation ?? {};
     this.conversion = {
       systemRole: options.systemRole ?? systemRoleFor(options.model),
       toolMessageContent: options.toolMessageContent ?? 'parts',
     };
     this.strictTools = options.strictTools ?? false;
     this.thinkingOff = options.thinkingOff ?? 'omit';
-  }
-
-  /** The base URL requests go to. */
-  get baseURL(): string {
-    return this.connection.baseURL;
-  }
-
-  /** The provider's own (Responses) generation options every request carries. */
-  get generationOptions(): ResponsesGenerationOptions {
-    return this.own;
   }
 
   /**
@@ -119,23 +97,6 @@ export class OpenAIResponsesChatProvider extends BaseChatProvider {
   /** A copy whose own (Responses) options are these merged over the current ones (`extraBody` key by key). */
   withGenerationOptions(options: ResponsesGenerationOptions): OpenAIResponsesChatProvider {
     return this.copyWith({ own: mergeResponsesGenerationOptions(this.own, options) });
-  }
-
-  /**
-   * `withThinking` asks for this reasoning effort (kosong spec §7.4): `low`, `medium`, `high` and
-   * `xhigh` as they are, `max` as `xhigh` (and `thinkingEffort` reads `xhigh`), `off` per the
-   * `thinkingOff` option.
-   */
-  protected override thinkingChanges(effort: ThinkingEffort): ProviderChanges {
-    return { thinkingEffort: reasoningEffortToThinkingEffort(thinkingEffortToReasoningEffort(effort)) };
-  }
-
-  protected override describe(): Record<string, unknown> {
-    return { baseURL: this.baseURL };
-  }
-
-  protected override secrets(): Secrets {
-    return this.connection.secrets();
   }
 
   private buildBody(
