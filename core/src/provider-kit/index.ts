@@ -13,7 +13,9 @@
  * - errors: {@link sdkErrorConverter}, one skeleton for mapping an SDK's errors, configured with the
  *   SDK's classes; {@link httpStatusError}; secrets (`redactSecrets`, `scrubSecrets`,
  *   {@link credentialHeaderValues}); transport facts (`transportFailureKind`, `retryAfterSeconds`);
- * - HTTP: `sameOriginRedirects` (credentials never follow a redirect to another origin), `dropRest`.
+ * - HTTP: {@link SdkConnectionOptions} and {@link clientOf} (a client, or a key to make one),
+ *   `sameOriginRedirects` (credentials never follow a redirect to another origin), `dropRest`,
+ *   {@link readBodyStart} (the start of an unexpected body, for an error).
  *
  * It loads neither inversify nor zod. The message model (parts, messages) comes from `@kosong/core`.
  *
@@ -58,3 +60,4 @@ export {
   type SdkErrorMapping,
 } from './sdk-errors.js';
 export { credentialHeaderValues } from './credential-headers.js';
+export { clientOf, readBodyStart, type BodyStart, type SdkConnectionOptions } from './sdk-connection.js';

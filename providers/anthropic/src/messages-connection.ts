@@ -1,6 +1,15 @@
 import Anthropic, { type ClientOptions } from '@anthropic-ai/sdk';
 import type { JsonValue } from '@kosong/core';
-import { ChatProviderError, credentialHeaderValues, redactSecrets, sameOriginRedirects, type Secrets } from '@kosong/core/provider-kit';
+import {
+  ChatProviderError,
+  clientOf,
+  credentialHeaderValues,
+  readBodyStart,
+  redactSecrets,
+  sameOriginRedirects,
+  type Secrets,
+  type SdkConnectionOptions,
+} from '@kosong/core/provider-kit';
 
 import { convertError } from './convert-error.js';
 import { MessagesStream } from './messages-stream.js';
@@ -8,38 +17,13 @@ import { MessagesStream } from './messages-stream.js';
 /** The Anthropic API's base URL, the default of the provider. */
 export const ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
 
-/** How a provider reaches the Messages API. */
-export interface ConnectionOptions {
+/** How a provider reaches the Messages API (the SDK's default timeout is 10 minutes). */
+export interface ConnectionOptions extends SdkConnectionOptions<Anthropic, ClientOptions['fetch'], ClientOptions['logLevel'], ClientOptions['logger']> {
   /** The API key, sent as `x-api-key`. Required unless `client` is given. */
   readonly apiKey?: string;
   /** The API base URL; default `https://api.anthropic.com` (the environment is not read). */
   readonly baseURL?: string;
-  /** Headers sent with every request. */
-  readonly defaultHeaders?: Readonly<Record<string, string>>;
-  /** A `fetch` to use instead of the global one (a proxy, a recorder, …). */
-  readonly fetch?: ClientOptions['fetch'];
-  /**
-   * How long to wait for the response to start, and then for each next chunk of the stream, in ms.
-   * Default: the client's timeout (the SDK's default is 10 minutes).
-   */
-  readonly timeoutMs?: number;
-  /**
-   * Retries of the SDK itself. Default 0: kosong's agent loop retries failed steps (with backoff and
-   * `retry-after`), and SDK retries below it would multiply the attempts. Applies to a given `client` too.
-   */
-  readonly maxRetries?: number;
-  /**
-   * An `Anthropic` client to use as it is configured (base URL, key, fetch, …). Mutually exclusive
-   * with `apiKey`, `baseURL`, `defaultHeaders`, `fetch`, `logLevel` and `logger`.
-   */
-  readonly client?: Anthropic;
-  /** The SDK's log level. Default `off`: the provider reports every failure as an error. */
-  readonly logLevel?: ClientOptions['logLevel'];
-  /** The SDK's logger (default `console`). */
-  readonly logger?: ClientOptions['logger'];
 }
-
-const CLIENT_EXCLUSIVE = ['apiKey', 'baseURL', 'defaultHeaders', 'fetch', 'logLevel', 'logger'] as const;
 
 /**
  * The HTTP side of the provider: an `@anthropic-ai/sdk` client, and one streamed request per
@@ -60,17 +44,11 @@ export class MessagesConnection {
     this.#maxRetries = options.maxRetries ?? 0;
     this.#timeoutMs = options.timeoutMs;
     this.#headerSecrets = credentialHeaderValues(options.defaultHeaders);
-    if (options.client !== undefined) {
-      const mixed = CLIENT_EXCLUSIVE.filter((key) => options[key] !== undefined);
-      if (mixed.length > 0) {
-        throw new ChatProviderError(`AnthropicChatProvider: pass either \`client\` or ${mixed.map((key) => `\`${key}\``).join(', ')}, not both`);
-      }
-      this.client = options.client;
+    const client = clientOf(options, 'AnthropicChatProvider', 'Anthropic');
+    if (client !== undefined) {
+      this.client = client;
       this.#fetchOptions = { redirect: 'manual' };
       return;
-    }
-    if (options.apiKey === undefined || options.apiKey === '') {
-      throw new ChatProviderError('AnthropicChatProvider needs an `apiKey` (or an Anthropic `client`)');
     }
     this.client = new Anthropic({
       apiKey: options.apiKey,
@@ -151,8 +129,8 @@ export class MessagesConnection {
   }
 }
 
-/** How much of a body that is not an event stream an error quotes. */
-const PREVIEW_CHARS = 300;
+/** How much of a body that is not an event stream an error quotes, in bytes. */
+const PREVIEW_BYTES = 300;
 
 /**
  * Rejects a successful response that is not an event stream (an HTML page from a proxy or a wrong
@@ -162,27 +140,10 @@ const PREVIEW_CHARS = 300;
 async function expectEventStream(response: Response, secrets: Secrets): Promise<void> {
   const type = response.headers.get('content-type');
   if (response.body !== null && (type === null || /^\s*text\/event-stream\b/i.test(type))) return;
-  const text = response.body === null ? '' : await readStart(response.body, PREVIEW_CHARS);
+  const start = await readBodyStart(response.body, PREVIEW_BYTES);
+  const text = start.more ? `${start.text}…` : start.text;
   const quoted = text.trim() === '' ? 'an empty body' : JSON.stringify(redactSecrets(text.trim(), secrets));
   throw new ChatProviderError(
     `The server answered ${response.status} with ${type ?? 'no content type'} instead of an event stream (is the base URL right?): ${quoted}`,
   );
-}
-
-async function readStart(body: ReadableStream<Uint8Array>, chars: number): Promise<string> {
-  const reader = body.getReader();
-  const decoder = new TextDecoder();
-  let text = '';
-  try {
-    while (text.length < chars) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      text += decoder.decode(value, { stream: true });
-    }
-  } catch {
-    // the preview is best effort
-  } finally {
-    await reader.cancel().catch(() => undefined);
-  }
-  return text.length > chars ? `${text.slice(0, chars)}…` : text;
 }

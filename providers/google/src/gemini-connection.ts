@@ -1,4 +1,4 @@
-import { APITimeoutError, ChatProviderError, credentialHeaderValues, sameOriginRedirects } from '@kosong/core/provider-kit';
+import { APITimeoutError, ChatProviderError, credentialHeaderValues, readBodyStart, sameOriginRedirects } from '@kosong/core/provider-kit';
 import { GoogleGenAI, type Content, type GenerateContentConfig, type GoogleGenAIOptions } from '@google/genai';
 
 import { convertError, statusError, type FailedResponse } from './convert-error.js';
@@ -160,7 +160,7 @@ export class GeminiConnection {
         // The SDK gets an empty copy: the body is the stream's to read.
         return new Response(null, { status: received.status, statusText: received.statusText, headers: received.headers });
       }
-      const body = await readTextCapped(received, ERROR_BODY_BYTES);
+      const { text: body } = await readBodyStart(received.body, ERROR_BODY_BYTES);
       failed = { status: received.status, statusText: received.statusText, headers: received.headers, body };
       return new Response(body, { status: received.status, statusText: received.statusText, headers: { 'content-type': 'text/plain' } });
     };
@@ -185,7 +185,7 @@ export class GeminiConnection {
     }
     const type = response.headers.get('content-type');
     if (type !== null && !type.toLowerCase().includes('text/event-stream')) {
-      const start = await readTextCapped(response, 1024).catch(() => '');
+      const { text: start } = await readBodyStart(response.body, 1024);
       release();
       throw convertError(
         new ChatProviderError(`The server answered ${response.status} with ${type}, not a stream of server-sent events: ${start.replace(/\s+/g, ' ').slice(0, 200)}`),
@@ -201,23 +201,4 @@ export class GeminiConnection {
       secrets: this.#secrets,
     });
   }
-}
-
-/** At most `maxBytes` of a body as text; the rest is not read (the body is cancelled). */
-async function readTextCapped(response: Response, maxBytes: number): Promise<string> {
-  const reader = response.body?.getReader();
-  if (reader === undefined) return '';
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  try {
-    while (total < maxBytes) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      chunks.push(value);
-      total += value.byteLength;
-    }
-  } finally {
-    await reader.cancel().catch(() => undefined);
-  }
-  return Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8');
 }

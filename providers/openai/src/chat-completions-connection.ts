@@ -1,40 +1,24 @@
 import type { JsonValue } from '@kosong/core';
-import { ChatProviderError, credentialHeaderValues, redactSecrets, sameOriginRedirects, type Secrets } from '@kosong/core/provider-kit';
+import {
+  ChatProviderError,
+  clientOf,
+  credentialHeaderValues,
+  readBodyStart,
+  redactSecrets,
+  sameOriginRedirects,
+  type Secrets,
+  type SdkConnectionOptions,
+} from '@kosong/core/provider-kit';
 import OpenAI, { type ClientOptions } from 'openai';
 
 import { ChatCompletionsStream } from './chat-completions-stream.js';
 import { convertError } from './convert-error.js';
 import { CHAT_COMPLETIONS_ENDPOINT, type StreamConverter, type StreamingEndpoint } from './streaming-endpoint.js';
 
-/** How a provider reaches an OpenAI(-compatible) API. */
-export interface ConnectionOptions {
+/** How a provider reaches an OpenAI(-compatible) API (the SDK's default timeout is 10 minutes; its logger's debug output redacts the `Authorization` header). */
+export interface ConnectionOptions extends SdkConnectionOptions<OpenAI, ClientOptions['fetch'], ClientOptions['logLevel'], ClientOptions['logger']> {
   /** The API key, sent as `Authorization: Bearer …`. Required unless `client` is given. */
   readonly apiKey?: string;
-  /** The API base URL, e.g. `https://api.openai.com/v1` (the provider's default when left out). */
-  readonly baseURL?: string;
-  /** Headers sent with every request. */
-  readonly defaultHeaders?: Readonly<Record<string, string>>;
-  /** A `fetch` to use instead of the global one (a proxy, a recorder, …). */
-  readonly fetch?: ClientOptions['fetch'];
-  /**
-   * How long to wait for the response to start, and then for each next chunk of the stream, in ms.
-   * Default: the client's timeout (the SDK's default is 10 minutes).
-   */
-  readonly timeoutMs?: number;
-  /**
-   * Retries of the SDK itself. Default 0: kosong's agent loop retries failed steps (with backoff and
-   * `retry-after`), and SDK retries below it would multiply the attempts. Applies to a given `client` too.
-   */
-  readonly maxRetries?: number;
-  /**
-   * An `OpenAI` client to use as it is configured (base URL, key, fetch, …). Mutually exclusive with
-   * `apiKey`, `baseURL`, `defaultHeaders`, `fetch`, `logLevel` and `logger`.
-   */
-  readonly client?: OpenAI;
-  /** The SDK's log level. Default `off`: the provider reports every failure as an error. */
-  readonly logLevel?: ClientOptions['logLevel'];
-  /** The SDK's logger (default `console`); its debug output redacts the `Authorization` header. */
-  readonly logger?: ClientOptions['logger'];
 }
 
 /** Connection settings a provider class adds. */
@@ -45,8 +29,6 @@ export interface ConnectionDefaults {
   /** Extra options of the clients this connection creates. */
   readonly clientOptions?: Partial<ClientOptions>;
 }
-
-const CLIENT_EXCLUSIVE = ['apiKey', 'baseURL', 'defaultHeaders', 'fetch', 'logLevel', 'logger'] as const;
 
 /**
  * The HTTP side of the providers on the `openai` SDK (Chat Completions and, with the Responses
@@ -67,17 +49,11 @@ export class ChatCompletionsConnection {
     this.#maxRetries = options.maxRetries ?? 0;
     this.#timeoutMs = options.timeoutMs;
     this.#headerSecrets = credentialHeaderValues(options.defaultHeaders);
-    if (options.client !== undefined) {
-      const mixed = CLIENT_EXCLUSIVE.filter((key) => options[key] !== undefined);
-      if (mixed.length > 0) {
-        throw new ChatProviderError(`${defaults.provider}: pass either \`client\` or ${mixed.map((key) => `\`${key}\``).join(', ')}, not both`);
-      }
-      this.client = options.client;
+    const client = clientOf(options, defaults.provider, 'OpenAI');
+    if (client !== undefined) {
+      this.client = client;
       this.#fetchOptions = { redirect: 'manual' };
       return;
-    }
-    if (options.apiKey === undefined || options.apiKey === '') {
-      throw new ChatProviderError(`${defaults.provider} needs an \`apiKey\` (or an OpenAI \`client\`)`);
     }
     this.client = new OpenAI({
       apiKey: options.apiKey,
@@ -137,7 +113,8 @@ export class ChatCompletionsConnection {
     const idleTimeoutMs = this.#timeoutMs ?? this.client.timeout;
     const contentType = response.headers.get('content-type');
     if (response.body === null || !mayBeEventStream(contentType)) {
-      const preview = await bodyPreview(response, idleTimeoutMs);
+      const start = await readBodyStart(response.body, PREVIEW_BYTES, idleTimeoutMs);
+      const preview = start.more ? `${start.text}…` : start.text;
       request.abort();
       if (signal?.aborted) throw signal.reason;
       throw new ChatProviderError(
@@ -167,28 +144,5 @@ function mayBeEventStream(contentType: string | null): boolean {
   return type === '' || type === 'text/event-stream' || type === 'text/plain';
 }
 
+/** How much of a body that is not an event stream an error quotes, in bytes. */
 const PREVIEW_BYTES = 300;
-
-/** The first bytes of a body as text (for an error message); gives up after `timeoutMs`. The body is cancelled. */
-async function bodyPreview(response: Response, timeoutMs: number): Promise<string> {
-  const reader = response.body?.getReader();
-  if (reader === undefined) return '';
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const timer = setTimeout(() => void reader.cancel().catch(() => undefined), timeoutMs);
-  try {
-    while (size < PREVIEW_BYTES) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      chunks.push(value);
-      size += value.byteLength;
-    }
-  } catch {
-    // what arrived is enough for a preview
-  } finally {
-    clearTimeout(timer);
-    void reader.cancel().catch(() => undefined);
-  }
-  const text = Buffer.concat(chunks).toString('utf8', 0, Math.min(size, PREVIEW_BYTES));
-  return size > PREVIEW_BYTES ? `${text}…` : text;
-}
