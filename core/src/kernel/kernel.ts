@@ -69,6 +69,8 @@ export class Kernel {
   readonly #planner: LifetimePlanner;
   /** Whether some hooks, sink or approval handler is created per tenant (then tenants resolve their own), by revision. */
   #perTenantServices = { revision: -1, value: false };
+  /** Whether some contribution to an extension point is created per tenant, by point, for one revision. */
+  #perTenantPoints = { revision: -1, points: new Map<symbol | string, boolean>() };
   #queue: Promise<unknown> = Promise.resolve();
   #disposed = false;
 
@@ -404,14 +406,21 @@ export class Kernel {
   #contributionsTo(id: symbol | string, tenant: string | undefined): readonly object[] {
     this.#checkOpen();
     const scope = this.#fresh(tenant === undefined ? this.#scope : this.tenants.liveScope(tenant));
-    const shared = scope instanceof TenantScope && !scope.ownBindings && !this.#contributionsBoundTo(id, undefined).some((c) => c.perTenant);
-    const home = shared ? this.#fresh(this.#scope) : scope;
-    let values = home.extensions.get(id);
+    const home = scope instanceof TenantScope && !scope.ownBindings && !this.#anyPerTenantContribution(id) ? this.#fresh(this.#scope) : scope;
+    let values = home.extensions?.get(id);
     if (values === undefined) {
       values = Object.freeze(home.resolveIn((container) => container.getAll<object>(id)).filter((value) => value !== ABSENT_IN_KERNEL_SCOPE));
-      home.extensions.set(id, values);
+      (home.extensions ??= new Map()).set(id, values);
     }
     return values;
+  }
+
+  #anyPerTenantContribution(id: symbol | string): boolean {
+    if (this.#perTenantPoints.revision !== this.#revision) this.#perTenantPoints = { revision: this.#revision, points: new Map() };
+    const { points } = this.#perTenantPoints;
+    let perTenant = points.get(id);
+    if (perTenant === undefined) points.set(id, (perTenant = this.#contributionsBoundTo(id, undefined).some((c) => c.perTenant)));
+    return perTenant;
   }
 
   /** The helper-bound contributions `id` (asked for `name`d) resolves to, of every plugin used or being used. */

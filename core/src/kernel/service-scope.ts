@@ -41,8 +41,8 @@ export abstract class ServiceScope {
   readonly steps = new Map<string, ResolvedStep>();
   /** The plugins' hooks and sink for this scope (when it does not share the kernel scope's): valid for {@link revision}. */
   services: ScopeServices | undefined;
-  /** The contributions to each extension point, as this scope has them: valid for {@link revision}. */
-  readonly extensions = new Map<symbol | string, readonly object[]>();
+  /** The contributions to each extension point, as this scope has them (made on first use): valid for {@link revision}. */
+  extensions: Map<symbol | string, readonly object[]> | undefined;
   /** The kernel revision {@link steps} was resolved in. */
   revision = -1;
   /** Steps running in this scope (removal and disposal wait for them). */
@@ -67,7 +67,7 @@ export abstract class ServiceScope {
   invalidate(): void {
     this.steps.clear();
     this.services = undefined;
-    this.extensions.clear();
+    this.extensions = undefined;
   }
 
   /**
