@@ -14,6 +14,7 @@ import {
   credentialHeaderValues,
   EventStream,
   httpStatusError,
+  readBodyStart,
   redactSecrets,
   sameOriginRedirects,
   sdkErrorConverter,
@@ -204,9 +205,9 @@ const convertError = sdkErrorConverter({ fallbackPrefix: 'Compatible API error' 
 
 /** A failed HTTP status: an `APIStatusError` with the start of the body, the request id and `retry-after`. */
 async function statusError(response: Response, secrets: Secrets): Promise<ChatProviderError> {
-  const text = await response.text().catch(() => '');
+  const { text } = await readBodyStart(response.body, 1024);
   const redact = (value: string): string => redactSecrets(value, secrets);
-  return httpStatusError(response.status, redact(`HTTP ${response.status}: ${text.slice(0, 200)}`), {
+  return httpStatusError(response.status, redact(`HTTP ${response.status}: ${text}`), {
     headers: response.headers,
     requestId: response.headers.get('x-request-id') ?? undefined,
     redact,
