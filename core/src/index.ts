@@ -22,6 +22,8 @@ export * from './message/json.js';
 export * from './provider/chat-provider.js';
 export * from './provider/token-usage.js';
 export * from './provider/errors.js';
+// Provider-author helpers (to leave the root, issue 22 part 5): provider packages import these from
+// `@kosong/core/provider-kit`, which has them and the rest of what a provider is written with.
 export { IdleTimer } from './provider/idle-timer.js';
 export { redirectRefusal, sameOriginRedirects } from './provider/same-origin-redirects.js';
 export { dropRest, REST_BYTES, REST_MS } from './provider/body-rest.js';
