@@ -1,32 +1,22 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import {
-  NoPendingApprovalError,
-  addUsage,
-  pendingApprovals,
-  tokenUsage,
-  type AgentRunOptions,
-  type AgentTurnResult,
-  type ApprovalDecision,
-  type Kernel,
-  type Message,
-  type PendingStep,
-  type TokenUsage,
-} from '@kosong/core';
-import { DelayedError, Job, Queue, UnrecoverableError, WaitingError, Worker } from 'bullmq';
+import { addUsage, tokenUsage, type AgentRunOptions, type AgentTurnResult, type Kernel, type PendingStep, type TokenUsage } from '@kosong/core';
+import { DelayedError, Queue, UnrecoverableError, WaitingError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { DEFAULT_APPROVAL_MAX_AGE_MS, checkSecretOption, secretFor, verifyDecisions, type ApprovalSecretOption } from './approval-signature.js';
 import { asUnavailable, closeOrDisconnect, closeRedis, createRedis, isRedisUnavailable, type RedisConnection } from './connection.js';
 import { FencedError } from './errors.js';
+import { EventPublisher, definePublishCommand } from './event-publisher.js';
 import { DEFAULT_PREFIX, GlobalKeys, SessionKeys, TURN_QUEUE } from './keys.js';
 import { checkKnownOptions, type KnownOptions } from './options.js';
+import { OrphanToolJobs } from './orphan-tool-jobs.js';
+import { planTurn, queuedTurnResult } from './plan-turn.js';
 import { RedisContext } from './redis-context.js';
-import { PUBLISH_SCRIPT } from './scripts.js';
 import { SessionLease } from './session-lease.js';
-import { cancelToolJobAndWait } from './tool-job-canceller.js';
-import { fromAgentEvent, serializeError, type QueuedTurnResult, type TurnEvent } from './turn-events.js';
-import { TURN_TTL_SECONDS, type TurnJobData } from './turn-queue.js';
-import { FINISH_SCRIPT, STEP_START_SCRIPT } from './turn-scripts.js';
+import { fromAgentEvent, serializeError, type QueuedTurnResult, type TerminalTurnEvent } from './turn-events.js';
+import { finishTurn, isActive, readTurnJob, type TurnJob } from './turn-job.js';
+import { TurnLine } from './turn-line.js';
+import { STEP_START_SCRIPT } from './turn-scripts.js';
 
 /** Options of an {@link AgentWorker}. */
 export interface AgentWorkerOptions {
@@ -98,17 +88,46 @@ const AGENT_WORKER_OPTIONS: KnownOptions<AgentWorkerOptions> = {
 /** The reply a session gets for a turn cancelled before the model answered (see `AgentWorker`). */
 export const CANCELLED_REPLY = '[No reply: the turn was cancelled before the model answered.]';
 
-/** The name of the event-publishing script on the worker's connection. */
-const PUBLISH_COMMAND = 'kosongPublishTurnEvent';
-
-/** Events are trimmed to about this many per turn. */
-const MAX_EVENTS_PER_TURN = 100_000;
-
 /** Why a running turn was aborted: cancelled, lost (to a zombie check or Redis), or handed over (this worker shuts down). */
 type Interruption =
   | { readonly kind: 'cancel'; readonly reason: string }
   | { readonly kind: 'lost'; readonly error: Error }
   | { readonly kind: 'handover'; readonly error: Error };
+
+/** Aborts a running turn. */
+type Interrupt = (interruption: Interruption) => void;
+
+/** A running turn's abort signal, and what aborted it: the first interruption is the one that counts. */
+class Interruptions {
+  readonly #controller = new AbortController();
+  #first: Interruption | undefined;
+
+  /** Aborted by the first interruption. */
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  /** The first interruption, if there was one. */
+  get first(): Interruption | undefined {
+    return this.#first;
+  }
+
+  /** Aborts the turn, unless an earlier interruption did. */
+  readonly interrupt: Interrupt = (interruption) => {
+    if (this.#first) return;
+    this.#first = interruption;
+    this.#controller.abort(interruption.kind === 'cancel' ? new Error(interruption.reason) : interruption.error);
+  };
+}
+
+/** A turn this worker runs under its session's lease. */
+interface HeldTurn {
+  readonly turn: TurnJob;
+  readonly keys: SessionKeys;
+  readonly lease: SessionLease;
+  readonly publisher: EventPublisher;
+  readonly interruptions: Interruptions;
+}
 
 /**
  * Runs queued agent turns: `kernel.agent()` for the turn's tenant, on a `RedisContext` of its
@@ -120,7 +139,8 @@ type Interruption =
  *   its interrupted step are cancelled first, then it goes on from its last whole step — and the
  *   step that was interrupted is completed from the session's call ledger, never redone: calls with
  *   a recorded outcome keep it, calls that started without one are resolved by their tool's replay
- *   policy (`'never'`: the model is told the call was interrupted).
+ *   policy (`'never'`: the model is told the call was interrupted). What a worker does with a turn
+ *   it takes is {@link planTurn}'s decision.
  * - `TurnHandle.cancel()` aborts the running step, tools included, on whichever worker runs it.
  */
 export class AgentWorker {
@@ -135,8 +155,10 @@ export class AgentWorker {
   readonly #subscriber: Redis;
   readonly #keys: GlobalKeys;
   readonly #prefix: string;
-  readonly #running = new Map<string, (interruption: Interruption) => void>();
-  readonly #toolQueues = new Map<string, Queue>();
+  readonly #lockDurationMs: number;
+  readonly #line: TurnLine;
+  readonly #orphans: OrphanToolJobs;
+  readonly #running = new Map<string, Interrupt>();
   #started: Promise<void> | undefined;
   #closing: Promise<void> | undefined;
 
@@ -146,6 +168,7 @@ export class AgentWorker {
     checkSecretOption(options.approvalSecret, 'AgentWorker');
     this.#prefix = options.prefix ?? DEFAULT_PREFIX;
     this.#keys = new GlobalKeys(this.#prefix);
+    this.#lockDurationMs = options.lockDurationMs ?? 30_000;
     this.#redis = createRedis(options.connection, { blocking: true, name: 'kosong-agent-worker' });
     this.#subscriber = createRedis(options.connection, { blocking: true, name: 'kosong-turn-cancel' });
     this.#commands = createRedis(options.connection, {
@@ -153,21 +176,21 @@ export class AgentWorker {
       name: 'kosong-agent-commands',
       ...(options.reconnectWindowMs === undefined ? {} : { reconnectWindowMs: options.reconnectWindowMs }),
     });
-    // Events are the hot path (one per streamed part): sent as EVALSHA, not the whole script each time.
-    this.#commands.defineCommand(PUBLISH_COMMAND, { numberOfKeys: 2, lua: PUBLISH_SCRIPT });
-    const lockDuration = options.lockDurationMs ?? 30_000;
-    this.#worker = new Worker(TURN_QUEUE, (job, token, signal) => this.#process(job as Job<TurnJobData>, token, signal), {
+    definePublishCommand(this.#commands);
+    this.#worker = new Worker(TURN_QUEUE, (job, token, signal) => this.#process(job, token, signal), {
       connection: this.#redis,
       prefix: this.#prefix,
       concurrency: options.concurrency ?? 4,
-      lockDuration,
-      stalledInterval: options.stalledIntervalMs ?? lockDuration,
+      lockDuration: this.#lockDurationMs,
+      stalledInterval: options.stalledIntervalMs ?? this.#lockDurationMs,
       maxStalledCount: options.maxRecoveries ?? 3,
       autorun: false,
     });
     this.#worker.on('error', () => undefined);
     this.#turnQueue = new Queue(TURN_QUEUE, { connection: this.#commands, prefix: this.#prefix });
     this.#turnQueue.on('error', () => undefined);
+    this.#line = new TurnLine(this.#commands, this.#turnQueue);
+    this.#orphans = new OrphanToolJobs(this.#commands, this.#keys, options.orphanDeadlineMs ?? 10_000);
   }
 
   /** Starts taking turns. */
@@ -198,211 +221,206 @@ export class AgentWorker {
   /**
    * Runs a turn's job. A failure because Redis stayed unreachable fails the job with a reason that
    * starts with `RedisUnavailableError:` (the submitter's handle reports it as one), never with a
-   * raw client error.
+   * raw client error; a job whose data is not a turn's fails at once.
    */
-  async #process(job: Job<TurnJobData>, token: string | undefined, signal: AbortSignal | undefined): Promise<QueuedTurnResult | null> {
+  async #process(job: Job, token: string | undefined, signal: AbortSignal | undefined): Promise<QueuedTurnResult | null> {
+    let turn: TurnJob;
     try {
-      return await this.#take(job, token, signal);
+      turn = readTurnJob(job.data);
+    } catch (error) {
+      throw new UnrecoverableError(`Turn job ${job.id}: ${(error as Error).message}`);
+    }
+    try {
+      return await this.#take(job, turn, token, signal);
     } catch (error) {
       if (!isRedisUnavailable(error) || error instanceof UnrecoverableError) throw error;
-      const { name, message } = serializeError(asUnavailable(error, `Turn ${job.data.turnId}`));
+      const { name, message } = serializeError(asUnavailable(error, `Turn ${turn.turnId}`));
       throw new UnrecoverableError(`${name}: ${message}`);
     }
   }
 
-  async #take(job: Job<TurnJobData>, token: string | undefined, signal: AbortSignal | undefined): Promise<QueuedTurnResult | null> {
-    const data = job.data;
-    const keys = new SessionKeys(this.#prefix, data.tenant ?? undefined, data.session);
-    const turnKey = keys.turn(data.turnId);
-    const state = await this.#commands.hgetall(turnKey);
-    if (state.state === undefined) throw new UnrecoverableError(`Turn ${data.turnId}: its state is gone from Redis`);
-    if (state.state !== 'queued' && state.state !== 'running') return state.result ? (JSON.parse(state.result) as QueuedTurnResult) : null;
+  /** Takes a turn: ends it if it was cancelled, puts it aside while its session is busy, else runs it under the session's lease. */
+  async #take(job: Job, turn: TurnJob, token: string | undefined, signal: AbortSignal | undefined): Promise<QueuedTurnResult | null> {
+    const keys = new SessionKeys(this.#prefix, turn.tenant, turn.session);
+    const state = await this.#commands.hgetall(keys.turn(turn.turnId));
+    if (state.state === undefined) throw new UnrecoverableError(`Turn ${turn.turnId}: its state is gone from Redis`);
+    if (!isActive(state.state)) return state.result ? (JSON.parse(state.result) as QueuedTurnResult) : null;
     if (state.cancel !== undefined) {
-      await this.#finish(keys, data.turnId, undefined, { type: 'turn_cancelled', reason: state.cancel });
-      await this.#promoteNext(keys);
+      await this.#finish(keys, turn.turnId, undefined, { type: 'turn_cancelled', reason: state.cancel });
+      await this.#line.wakeNext(keys);
       return null;
     }
-    if (!(await this.#isFirstInLine(keys, data.turnId))) return this.#putAside(job, token);
-    const interrupted: { value: Interruption | undefined } = { value: undefined };
-    const controller = new AbortController();
-    const interrupt = (interruption: Interruption): void => {
-      if (interrupted.value) return;
-      interrupted.value = interruption;
-      controller.abort(interruption.kind === 'cancel' ? new Error(interruption.reason) : interruption.error);
-    };
-    const lease = await SessionLease.acquire(this.#commands, keys, this.options.lockDurationMs ?? 30_000, () =>
-      interrupt({ kind: 'lost', error: new FencedError(data.tenant ?? undefined, data.session, 0) }),
+    if (!(await this.#line.isFirst(keys, turn.turnId))) return this.#putAside(job, token);
+    const interruptions = new Interruptions();
+    const lease = await SessionLease.acquire(this.#commands, keys, this.#lockDurationMs, () =>
+      interruptions.interrupt({ kind: 'lost', error: new FencedError(turn.tenant, turn.session, 0) }),
     );
     if (!lease) return this.#putAside(job, token);
-    this.#running.set(data.turnId, interrupt);
-    const onJobLost = (): void => interrupt({ kind: 'lost', error: new Error('this worker lost the turn (its job lock expired)') });
+    const publisher = new EventPublisher(this.#commands, keys.events(turn.turnId), keys.owner, lease.token, (error) => interruptions.interrupt({ kind: 'lost', error }));
+    const held: HeldTurn = { turn, keys, lease, publisher, interruptions };
+    this.#running.set(turn.turnId, interruptions.interrupt);
+    const onJobLost = (): void => interruptions.interrupt({ kind: 'lost', error: new Error('this worker lost the turn (its job lock expired)') });
     signal?.addEventListener('abort', onJobLost, { once: true });
-    const publisher = new EventPublisher(this.#commands, keys.events(data.turnId), keys.owner, lease.token, (error) => interrupt({ kind: 'lost', error }));
     try {
-      const cancelled = await this.#commands.hget(turnKey, 'cancel');
-      if (cancelled !== null) {
-        await this.#finish(keys, data.turnId, publisher, { type: 'turn_cancelled', reason: cancelled });
-        return null;
-      }
-      await this.#commands.hset(turnKey, 'state', 'running');
-      const attempt = await this.#commands.hincrby(turnKey, 'attempts', 1);
-      const result = await this.#runTurn(data, keys, lease, publisher, attempt, state.ledgerTurn, controller.signal, interrupt);
-      await this.#finish(keys, data.turnId, publisher, { type: 'turn_end', result });
-      return result;
+      return await this.#runHeld(held, state.ledgerTurn);
     } catch (error) {
-      const why = interrupted.value;
-      if (why?.kind === 'cancel') {
-        await this.#replyToCancelledInput(data, lease);
-        await this.#finish(keys, data.turnId, publisher, { type: 'turn_cancelled', reason: why.reason });
-        return null;
-      }
-      if (why?.kind === 'handover' || why?.kind === 'lost' || FencedError.isInstance(error)) {
-        // Back to the queue: a worker goes on from the last whole step, as after a crash. If the job is
-        // not ours any more (its lock expired), whoever holds it, or the stalled-job check, does.
-        await job.moveToWait(token).catch(() => undefined);
-        throw new WaitingError();
-      }
-      const failure = isRedisUnavailable(error) ? asUnavailable(error, `Turn ${data.turnId}`) : error;
-      try {
-        await this.#finish(keys, data.turnId, publisher, { type: 'turn_failed', error: serializeError(failure) });
-      } catch (finishing) {
-        // Redis is away for good: the job's failure says it (the submitter's handle reads it from there).
-        const reason = isRedisUnavailable(finishing) ? serializeError(asUnavailable(finishing, `Turn ${data.turnId}`)) : serializeError(failure);
-        throw new UnrecoverableError(`${reason.name}: ${reason.message}`);
-      }
-      throw new UnrecoverableError(serializeError(failure).message);
+      return await this.#afterFailure(held, error, job, token);
     } finally {
       signal?.removeEventListener('abort', onJobLost);
-      this.#running.delete(data.turnId);
+      this.#running.delete(turn.turnId);
       await lease.release();
-      await this.#promoteNext(keys);
+      await this.#line.wakeNext(keys);
     }
   }
 
-  async #runTurn(
-    data: TurnJobData,
-    keys: SessionKeys,
-    lease: SessionLease,
-    publisher: EventPublisher,
-    attempt: number,
-    ledgerTurn: string | undefined,
-    signal: AbortSignal,
-    interrupt: (interruption: Interruption) => void,
-  ): Promise<QueuedTurnResult> {
+  /** Runs a turn whose session lease this worker holds, unless it was cancelled meanwhile, and ends it. */
+  async #runHeld(held: HeldTurn, ledgerTurn: string | undefined): Promise<QueuedTurnResult | null> {
+    const { turn, keys, publisher } = held;
+    const turnKey = keys.turn(turn.turnId);
+    const cancelled = await this.#commands.hget(turnKey, 'cancel');
+    if (cancelled !== null) {
+      await this.#finish(keys, turn.turnId, publisher, { type: 'turn_cancelled', reason: cancelled });
+      return null;
+    }
+    await this.#commands.hset(turnKey, 'state', 'running');
+    const attempt = await this.#commands.hincrby(turnKey, 'attempts', 1);
+    const result = await this.#runTurn(held, attempt, ledgerTurn);
+    await this.#finish(keys, turn.turnId, publisher, { type: 'turn_end', result });
+    return result;
+  }
+
+  /**
+   * What becomes of a turn that threw: cancelled, it ends so; interrupted otherwise (lost, fenced,
+   * handed over), it goes back to the queue; else it fails.
+   */
+  async #afterFailure(held: HeldTurn, error: unknown, job: Job, token: string | undefined): Promise<null> {
+    const { turn, keys, lease, publisher } = held;
+    const why = held.interruptions.first;
+    if (why?.kind === 'cancel') {
+      await this.#replyToCancelledInput(turn, lease);
+      await this.#finish(keys, turn.turnId, publisher, { type: 'turn_cancelled', reason: why.reason });
+      return null;
+    }
+    if (why?.kind === 'handover' || why?.kind === 'lost' || FencedError.isInstance(error)) {
+      // Back to the queue: a worker goes on from the last whole step, as after a crash. If the job is
+      // not ours any more (its lock expired), whoever holds it, or the stalled-job check, does.
+      await job.moveToWait(token).catch(() => undefined);
+      throw new WaitingError();
+    }
+    const failure = isRedisUnavailable(error) ? asUnavailable(error, `Turn ${turn.turnId}`) : error;
+    try {
+      await this.#finish(keys, turn.turnId, publisher, { type: 'turn_failed', error: serializeError(failure) });
+    } catch (finishing) {
+      // Redis is away for good: the job's failure says it (the submitter's handle reads it from there).
+      const reason = isRedisUnavailable(finishing) ? serializeError(asUnavailable(finishing, `Turn ${turn.turnId}`)) : serializeError(failure);
+      throw new UnrecoverableError(`${reason.name}: ${reason.message}`);
+    }
+    throw new UnrecoverableError(serializeError(failure).message);
+  }
+
+  /** Runs (or goes on with, or ends) a turn, as {@link planTurn} decides from the session and the job. */
+  async #runTurn(held: HeldTurn, attempt: number, ledgerTurn: string | undefined): Promise<QueuedTurnResult> {
+    const { turn, keys, lease, publisher } = held;
+    // The turn's usage (whole steps), and the running step's once its generation ended: the session records both with the step.
     let usage: TokenUsage = tokenUsage();
     let stepUsage: TokenUsage | undefined;
     const context = new RedisContext({
       connection: this.#commands,
-      tenant: data.tenant ?? undefined,
-      session: data.session,
+      tenant: turn.tenant,
+      session: turn.session,
       prefix: this.#prefix,
       fence: lease.token,
-      turn: { id: data.turnId, usage: () => (stepUsage ? addUsage(usage, stepUsage) : usage) },
+      turn: { id: turn.turnId, usage: () => (stepUsage ? addUsage(usage, stepUsage) : usage) },
     });
     await context.restore();
     const progress = await context.turnProgress();
-    const resumed = progress.turn === data.turnId;
-    const pending = context.pendingStep;
-    // A resumption completes the waiting step of the turn that deferred it, and goes on with that turn:
-    // its steps and usage go on from that turn's (the pending step's number is its agent's own count).
-    const resuming = data.resume !== undefined && pending !== undefined && !resumed;
-    if (resuming) this.#checkSignature(data, pending);
-    if ((resumed || resuming) && progress.usage) usage = progress.usage as TokenUsage;
-    const stepsDone = resuming ? progress.steps + 1 - pending.step : resumed ? progress.steps : 0;
-    // The turn the call ledger keys this turn's steps under (step n of the turn: `{session}/{id}/{n}`):
-    // a resumption goes on with the turn that deferred the step, also when it is taken over later.
-    const turnIdentity = { id: resuming ? (pending.turn?.id ?? data.turnId) : (ledgerTurn ?? data.turnId), stepsBefore: stepsDone };
-    if (resuming && turnIdentity.id !== data.turnId) await this.#commands.hset(keys.turn(data.turnId), 'ledgerTurn', turnIdentity.id);
-    publisher.publish({ type: 'turn_start', turnId: data.turnId, worker: this.id, attempt });
+    const maxSteps = turn.options.maxSteps ?? this.options.maxSteps ?? 25;
+    const plan = planTurn({ ...progress, history: context.history }, context.pendingStep, { ...turn, attempt, ledgerTurn, maxSteps });
+    if (plan.kind === 'resume') {
+      this.#checkSignature(turn, plan.pending);
+      if (plan.ledgerTurn !== undefined) await this.#commands.hset(keys.turn(turn.turnId), 'ledgerTurn', plan.ledgerTurn);
+    }
+    publisher.publish({ type: 'turn_start', turnId: turn.turnId, worker: this.id, attempt });
     if (attempt > 1) {
-      await this.#cancelOrphans(keys, data.turnId);
-      publisher.publish({ type: 'turn_resumed', fromStep: stepsDone + 1, reason: 'the worker running the turn was lost' });
+      await this.#orphans.cancel(keys, turn.turnId);
+      publisher.publish({ type: 'turn_resumed', fromStep: plan.stepOffset + 1, reason: 'the worker running the turn was lost' });
     }
-    const maxSteps = data.options.maxSteps ?? this.options.maxSteps ?? 25;
-    if (pending && resumed) {
-      // This turn deferred calls, and its worker was lost before it said so: it ends as it did.
-      return approvalRequired(pending, progress.steps + 1, usage);
-    }
-    if (data.resume !== undefined && !pending && !resumed) {
-      throw new NoPendingApprovalError(`Session "${data.session}": no step waits for approval, there is nothing to resume`);
-    }
-    const last = context.history.at(-1);
-    if (resumed && stepsDone > 0 && last?.role === 'assistant' && !last.toolCalls?.length) {
-      return { message: last, steps: stepsDone, usage, stopReason: 'no_tool_calls' };
-    }
-    if (resumed && stepsDone >= maxSteps) {
-      const lastAssistant = [...context.history].reverse().find((m) => m.role === 'assistant')!;
-      return { message: lastAssistant, steps: stepsDone, usage, stopReason: 'max_steps' };
-    }
+    if (plan.kind === 'end') return plan.result;
+    if (plan.kind === 'refuse') throw plan.error;
+    usage = plan.usage;
     const agent = this.options.kernel.agent({
-      ...(data.tenant === null ? {} : { tenant: data.tenant }),
-      ...(data.options.provider === undefined ? {} : { provider: data.options.provider }),
-      systemPrompt: data.options.systemPrompt ?? this.options.systemPrompt ?? '',
-      maxSteps: maxSteps - stepsDone,
+      ...(turn.tenant === undefined ? {} : { tenant: turn.tenant }),
+      ...(turn.options.provider === undefined ? {} : { provider: turn.options.provider }),
+      systemPrompt: turn.options.systemPrompt ?? this.options.systemPrompt ?? '',
+      maxSteps: plan.agentMaxSteps,
       context,
     });
-    const turnKey = keys.turn(data.turnId);
     const runOptions: AgentRunOptions = {
-      signal,
+      signal: held.interruptions.signal,
       // Where the call ledger's keys go on: the step that a lost worker left open is completed from
       // the ledger (the run's step 1), and each call keeps its idempotency key.
-      turn: turnIdentity,
+      turn: plan.ledger,
       onEvent: (event) => {
         if (event.type === 'step_end') {
           usage = event.usage ? addUsage(usage, event.usage) : usage;
           stepUsage = undefined;
         }
-        publisher.publish(fromAgentEvent(event, stepsDone));
+        publisher.publish(fromAgentEvent(event, plan.stepOffset));
       },
       hooks: [
-        {
-          name: 'kosong.bullmq',
-          hooks: {
-            onStepStart: async (event) => {
-              // Recorded before the provider is called, so a recovery can cancel this step's tool jobs.
-              try {
-                const cancel = await this.#commands.eval(STEP_START_SCRIPT, 3, keys.meta, keys.owner, turnKey, lease.token, `${data.turnId}\t${event.stepId}`);
-                if (typeof cancel === 'string') interrupt({ kind: 'cancel', reason: cancel });
-              } catch (error) {
-                interrupt({ kind: 'lost', error: error instanceof Error && error.message.includes('FENCED') ? new FencedError(data.tenant ?? undefined, data.session, lease.token) : (error as Error) });
-              }
-            },
-            onStepEnd: (event) => {
-              // (A resumed step makes no request: its usage is the pending step's, set below.)
-              if (!event.error) stepUsage = event.usage ?? stepUsage;
-            },
-          },
-        },
+        this.#stepHooks(held, (generated) => {
+          stepUsage = generated ?? stepUsage;
+        }),
       ],
     };
     let result: AgentTurnResult;
-    if (resuming) {
-      stepUsage = pending.usage;
-      // A first attempt passes the decisions as they were sent (one naming no waiting call fails the
-      // turn, as `Agent.resume` does); a recovered one drops those its lost worker already applied.
-      const decisions = attempt === 1 ? data.resume!.decisions : waitingOnly(data.resume!.decisions, pending);
-      result = await agent.resume({ ...runOptions, decisions });
+    if (plan.kind === 'resume') {
+      stepUsage = plan.pending.usage; // a resumed step makes no request: its usage is the pending step's
+      result = await agent.resume({ ...runOptions, decisions: plan.decisions });
     } else {
-      result = await agent.run(resumed ? [] : (data.input as Message[]), runOptions);
+      result = await agent.run(plan.input, runOptions);
     }
     await publisher.flush();
-    if (result.stopReason === 'approval_required' && context.pendingStep) return approvalRequired(context.pendingStep, stepsDone + result.steps, usage);
-    return { message: result.message, steps: stepsDone + result.steps, usage, stopReason: result.stopReason };
+    return queuedTurnResult(result, context.pendingStep, plan.stepOffset, usage);
+  }
+
+  /**
+   * The worker's hooks on every step of a turn: its start is recorded before the provider is called
+   * (so that a recovery can cancel its tool jobs) and checked for a cancellation; the usage of its
+   * generation goes to `onGenerated`.
+   */
+  #stepHooks({ turn, keys, lease, interruptions }: HeldTurn, onGenerated: (usage: TokenUsage | undefined) => void): RunHooks {
+    return {
+      name: 'kosong.bullmq',
+      hooks: {
+        onStepStart: async (event) => {
+          try {
+            const cancel = await this.#commands.eval(STEP_START_SCRIPT, 3, keys.meta, keys.owner, keys.turn(turn.turnId), lease.token, `${turn.turnId}\t${event.stepId}`);
+            if (typeof cancel === 'string') interruptions.interrupt({ kind: 'cancel', reason: cancel });
+          } catch (error) {
+            const fenced = error instanceof Error && error.message.includes('FENCED');
+            interruptions.interrupt({ kind: 'lost', error: fenced ? new FencedError(turn.tenant, turn.session, lease.token) : (error as Error) });
+          }
+        },
+        onStepEnd: (event) => {
+          if (!event.error) onGenerated(event.usage);
+        },
+      },
+    };
   }
 
   /**
    * With an approval secret: refuses (an `ApprovalSignatureError`, before anything runs) decisions
    * that are not signed with the tenant's secret for this resumption and the step that waits.
    */
-  #checkSignature(data: TurnJobData, pending: PendingStep): void {
+  #checkSignature(turn: TurnJob, pending: PendingStep): void {
     const { approvalSecret } = this.options;
-    const decisions = data.resume!.decisions;
+    const { decisions, signed } = turn.resume!;
     if (approvalSecret === undefined || Object.keys(decisions).length === 0) return;
-    const tenant = data.tenant ?? undefined;
-    verifyDecisions(secretFor(approvalSecret, tenant, 'AgentWorker'), data.resume!.signed, {
-      tenant,
-      session: data.session,
-      turnId: data.turnId,
+    verifyDecisions(secretFor(approvalSecret, turn.tenant, 'AgentWorker'), signed, {
+      tenant: turn.tenant,
+      session: turn.session,
+      turnId: turn.turnId,
       pending,
       decisions,
       maxAgeMs: this.options.approvalMaxAgeMs ?? DEFAULT_APPROVAL_MAX_AGE_MS,
@@ -415,8 +433,8 @@ export class AgentWorker {
    * next turn reads coherently. A step whose calls started is left as it is: its records are in the
    * call ledger, and the next turn completes it first. Best effort (the turn is cancelled anyway).
    */
-  async #replyToCancelledInput(data: TurnJobData, lease: SessionLease): Promise<void> {
-    const context = new RedisContext({ connection: this.#commands, tenant: data.tenant ?? undefined, session: data.session, prefix: this.#prefix, fence: lease.token });
+  async #replyToCancelledInput(turn: TurnJob, lease: SessionLease): Promise<void> {
+    const context = new RedisContext({ connection: this.#commands, tenant: turn.tenant, session: turn.session, prefix: this.#prefix, fence: lease.token });
     try {
       await context.restore();
       if (context.pendingStep !== undefined || context.ledger.openStep !== undefined || context.history.at(-1)?.role !== 'user') return;
@@ -426,71 +444,21 @@ export class AgentWorker {
     }
   }
 
-  /** Cancels the tool jobs of the step the turn's lost worker was running, and waits for them to stop. */
-  async #cancelOrphans(keys: SessionKeys, turnId: string): Promise<void> {
-    const running = await this.#commands.hget(keys.meta, 'turnStepId');
-    const [turn, stepId] = (running ?? '').split('\t');
-    if (turn !== turnId || !stepId) return; // the lost worker had not started a step of this turn
-    const members = await this.#commands.smembers(this.#keys.stepJobs(stepId));
-    await Promise.all(
-      members.map(async (member) => {
-        const [queueName, jobId] = member.split('\t') as [string, string];
-        await cancelToolJobAndWait(this.#toolQueue(queueName), this.#commands, this.#keys, jobId, 'the turn is being recovered on another worker', this.options.orphanDeadlineMs ?? 10_000);
-      }),
-    );
-  }
-
-  #toolQueue(name: string): Queue {
-    let queue = this.#toolQueues.get(name);
-    if (!queue) {
-      queue = new Queue(name, { connection: this.#commands, prefix: this.#prefix });
-      queue.on('error', () => undefined);
-      this.#toolQueues.set(name, queue);
-    }
-    return queue;
-  }
-
-  /** Whether this turn is the session's earliest pending one; finished or vanished turns ahead of it are cleared. */
-  async #isFirstInLine(keys: SessionKeys, turnId: string): Promise<boolean> {
-    for (;;) {
-      const [head] = await this.#commands.zrange(keys.pending, 0, 0);
-      if (head === undefined || head === turnId) return true;
-      const headState = await this.#commands.hget(keys.turn(head), 'state');
-      const job = await Job.fromId(this.#turnQueue, head).catch(() => undefined);
-      const finished = headState === null || (headState !== 'queued' && headState !== 'running') || (job?.finishedOn !== undefined && job?.failedReason !== undefined);
-      if (!finished) return false;
-      await this.#commands.zrem(keys.pending, head);
-    }
-  }
-
   /** Puts the job aside for a while (it waits for an earlier turn of its session). */
   async #putAside(job: Job, token: string | undefined): Promise<never> {
     await job.moveToDelayed(Date.now() + (this.options.waitTurnMs ?? 250), token);
     throw new DelayedError();
   }
 
-  /** Wakes the session's next pending turn, if it was put aside. */
-  async #promoteNext(keys: SessionKeys): Promise<void> {
-    try {
-      const [next] = await this.#commands.zrange(keys.pending, 0, 0);
-      if (next === undefined) return;
-      const job = await Job.fromId(this.#turnQueue, next);
-      if (job && (await job.isDelayed())) await job.promote();
-    } catch {
-      // it wakes up on its own after waitTurnMs
-    }
-  }
-
-  /** Publishes the terminal event and marks the turn finished. */
-  async #finish(keys: SessionKeys, turnId: string, publisher: EventPublisher | undefined, event: TurnEvent): Promise<void> {
+  /** Publishes the terminal event (fenced by the lease when there is a publisher) and marks the turn ended. */
+  async #finish(keys: SessionKeys, turnId: string, publisher: EventPublisher | undefined, event: TerminalTurnEvent): Promise<void> {
     if (publisher) {
       publisher.publish(event);
       await publisher.flush();
     } else {
       await this.#commands.xadd(keys.events(turnId), '*', 'e', JSON.stringify(event));
     }
-    const state = event.type === 'turn_end' ? 'done' : event.type === 'turn_failed' ? 'failed' : 'cancelled';
-    await this.#commands.eval(FINISH_SCRIPT, 3, keys.turn(turnId), keys.pending, keys.events(turnId), turnId, state, JSON.stringify(event.type === 'turn_end' ? event.result : event), TURN_TTL_SECONDS);
+    await finishTurn(this.#commands, keys, turnId, event);
   }
 
   /**
@@ -506,7 +474,7 @@ export class AgentWorker {
         await closeOrDisconnect(this.#worker, (options.deadlineMs ?? 10_000) + 5_000);
       } finally {
         clearTimeout(deadline);
-        await Promise.all([...this.#toolQueues.values(), this.#turnQueue].map((q) => closeOrDisconnect(q)));
+        await Promise.all([this.#orphans.close(), closeOrDisconnect(this.#turnQueue)]);
         await Promise.all([closeRedis(this.#subscriber), closeRedis(this.#commands), closeRedis(this.#redis)]);
       }
     })();
@@ -514,51 +482,5 @@ export class AgentWorker {
   }
 }
 
-/** The result of a turn that ends waiting for approval: the step's usage counted, the waiting calls named. */
-function approvalRequired(pending: PendingStep, steps: number, usage: TokenUsage): QueuedTurnResult {
-  return {
-    message: pending.message,
-    steps,
-    usage: pending.usage ? addUsage(usage, pending.usage) : usage,
-    stopReason: 'approval_required',
-    pendingApprovals: pendingApprovals(pending),
-  };
-}
-
-/** The decisions about calls that still wait (a recovered resumption may have decided some already). */
-function waitingOnly(decisions: Readonly<Record<string, ApprovalDecision>>, pending: PendingStep): Record<string, ApprovalDecision> {
-  const waiting = new Set(pendingApprovals(pending).map((p) => p.toolCall.id));
-  return Object.fromEntries(Object.entries(decisions).filter(([id]) => waiting.has(id)));
-}
-
-/**
- * Publishes a turn's events in order without waiting for each (one connection keeps them in
- * order), each fenced by the session lease. The first failure (fenced, Redis gone) is reported once.
- */
-class EventPublisher {
-  #last: Promise<unknown> = Promise.resolve();
-  #failed = false;
-
-  constructor(
-    private readonly redis: Redis,
-    private readonly stream: string,
-    private readonly owner: string,
-    private readonly fence: number,
-    private readonly onFailure: (error: Error) => void,
-  ) {}
-
-  publish(event: TurnEvent): void {
-    const publish = (this.redis as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>)[PUBLISH_COMMAND]!;
-    const sent = publish.call(this.redis, this.stream, this.owner, this.fence, MAX_EVENTS_PER_TURN, JSON.stringify(event));
-    this.#last = sent.catch((error: unknown) => {
-      if (this.#failed) return;
-      this.#failed = true;
-      this.onFailure(error instanceof Error ? error : new Error(String(error)));
-    });
-  }
-
-  /** Resolves once everything published so far was written (or failed). */
-  async flush(): Promise<void> {
-    await this.#last;
-  }
-}
+/** One entry of a run's `hooks`. */
+type RunHooks = NonNullable<AgentRunOptions['hooks']>[number];

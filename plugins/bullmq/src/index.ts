@@ -23,6 +23,15 @@ export { RedisContext, type RedisContextOptions, type RedisContextTurn } from '.
 export { SessionLease, type SessionSnapshot } from './session-lease.js';
 export { SessionKeys } from './keys.js';
 export { AgentWorker, CANCELLED_REPLY, type AgentWorkerOptions } from './agent-worker.js';
-export { TurnQueue, TurnHandle, TURN_TTL_SECONDS, type TurnOptions, type TurnQueueOptions, type TurnResumption, type TurnSubmission } from './turn-queue.js';
-export { isTerminalTurnEvent, serializeError, type QueuedTurnResult, type SerializedError, type TerminalTurnEvent, type TurnEvent } from './turn-events.js';
+export { TurnQueue, TurnHandle, type TurnQueueOptions, type TurnResumption, type TurnSubmission } from './turn-queue.js';
+export { TURN_TTL_SECONDS, type TurnOptions } from './turn-job.js';
+export {
+  isTerminalTurnEvent,
+  serializeError,
+  type PublishedAgentEvent,
+  type QueuedTurnResult,
+  type SerializedError,
+  type TerminalTurnEvent,
+  type TurnEvent,
+} from './turn-events.js';
 export { bullmqPlugin, type BullmqPlugin, type BullmqPluginOptions } from './bullmq-plugin.js';

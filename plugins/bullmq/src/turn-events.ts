@@ -1,15 +1,4 @@
-import type {
-  AgentEvent,
-  AgentStopReason,
-  ApprovalDecision,
-  FinishReason,
-  Message,
-  PendingApproval,
-  StreamedMessagePart,
-  TokenUsage,
-  ToolCall,
-  ToolResult,
-} from '@kosong/core';
+import type { AgentEvent, AgentStopReason, Message, PendingApproval, TokenUsage } from '@kosong/core';
 
 /** An error as it travels in a turn's events: its class name and message. */
 export interface SerializedError {
@@ -31,9 +20,18 @@ export interface QueuedTurnResult {
 }
 
 /**
- * What happens in a queued turn, as published on its Redis stream. The agent's own events (with
- * `step` counted over the whole turn, across recoveries), plus the turn's life: which worker took
- * it, a resumption after a worker was lost, and exactly one terminal event.
+ * An agent event as it travels on a turn's stream: an `error` it carries (a `retry`'s) serialized
+ * ({@link serializeError}), everything else as the agent emitted it.
+ */
+export type PublishedAgentEvent = WithSerializedError<AgentEvent>;
+
+/** Each member of `E` with its `error`, if it has one, serialized (distributes over a union). */
+type WithSerializedError<E> = E extends { readonly error: unknown } ? Omit<E, 'error'> & { readonly error: SerializedError } : E;
+
+/**
+ * What happens in a queued turn, as published on its Redis stream. The agent's own events (core's
+ * `AgentEvent`, with `step` counted over the whole turn, across recoveries), plus the turn's life:
+ * which worker took it, a resumption after a worker was lost, and exactly one terminal event.
  */
 export type TurnEvent =
   | { readonly type: 'turn_start'; readonly turnId: string; readonly worker: string; readonly attempt: number }
@@ -43,28 +41,7 @@ export type TurnEvent =
       readonly fromStep: number;
       readonly reason: string;
     }
-  | { readonly type: 'step_start'; readonly step: number; readonly attempt: number }
-  | { readonly type: 'part'; readonly step: number; readonly part: StreamedMessagePart }
-  | { readonly type: 'tool_call'; readonly step: number; readonly toolCall: ToolCall }
-  | { readonly type: 'tool_result'; readonly step: number; readonly result: ToolResult }
-  | { readonly type: 'approval_request'; readonly step: number; readonly toolCall: ToolCall; readonly index: number }
-  | { readonly type: 'approval_decision'; readonly step: number; readonly toolCall: ToolCall; readonly index: number; readonly decision: ApprovalDecision }
-  | {
-      readonly type: 'retry';
-      readonly step: number;
-      readonly attempt: number;
-      readonly nextAttempt: number;
-      readonly delayMs: number;
-      readonly error: SerializedError;
-    }
-  | {
-      readonly type: 'step_end';
-      readonly step: number;
-      readonly message: Message;
-      readonly toolResults: readonly ToolResult[];
-      readonly usage: TokenUsage | undefined;
-      readonly finishReason: FinishReason | undefined;
-    }
+  | PublishedAgentEvent
   | { readonly type: 'turn_end'; readonly result: QueuedTurnResult }
   | { readonly type: 'turn_failed'; readonly error: SerializedError }
   | { readonly type: 'turn_cancelled'; readonly reason: string };
@@ -95,12 +72,7 @@ function safeString(value: unknown): string {
 }
 
 /** An agent event as a turn event, its step counted from `stepOffset`. */
-export function fromAgentEvent(event: AgentEvent, stepOffset: number): TurnEvent {
+export function fromAgentEvent(event: AgentEvent, stepOffset: number): PublishedAgentEvent {
   const step = event.step + stepOffset;
-  switch (event.type) {
-    case 'retry':
-      return { ...event, step, error: serializeError(event.error) };
-    default:
-      return { ...event, step };
-  }
+  return 'error' in event ? { ...event, step, error: serializeError(event.error) } : { ...event, step };
 }

@@ -16,40 +16,11 @@ import { asUnavailable, closeOrDisconnect, closeRedis, createRedis, isRedisUnava
 import { RedisUnavailableError, TurnCancelledError, TurnFailedError } from './errors.js';
 import { DEFAULT_PREFIX, GlobalKeys, SessionKeys, TURN_QUEUE } from './keys.js';
 import { checkKnownOptions, type KnownOptions } from './options.js';
-import { FINISH_SCRIPT, SUBMIT_SCRIPT } from './turn-scripts.js';
-import { isTerminalTurnEvent, type QueuedTurnResult, type TurnEvent } from './turn-events.js';
+import { isTerminalTurnEvent, type QueuedTurnResult, type TerminalTurnEvent, type TurnEvent } from './turn-events.js';
+import { checkTurnOptions, finishTurn, isActive, submitTurn, type TurnOptions, type TurnResume } from './turn-job.js';
 
 /** The name of {@link RedisUnavailableError} in turn events and job failures. */
 const UNAVAILABLE = 'RedisUnavailableError';
-
-/** How long a finished turn's events and state stay in Redis (seconds). */
-export const TURN_TTL_SECONDS = 86_400;
-
-/** What a turn job carries. @internal */
-export interface TurnJobData {
-  readonly turnId: string;
-  readonly tenant: string | null;
-  readonly session: string;
-  readonly input: readonly Message[];
-  readonly options: TurnOptions;
-  /**
-   * Set for a resumption (`TurnQueue.resume`): the decisions about the calls that wait for approval,
-   * and their signature when the queue has an approval secret.
-   */
-  readonly resume?: { readonly decisions: Readonly<Record<string, ApprovalDecision>>; readonly signed?: SignedDecisions };
-}
-
-/** Options of one queued turn, applied by the worker. */
-export interface TurnOptions {
-  /** The system prompt (default: the worker's). */
-  readonly systemPrompt?: string;
-  /** Steps of the turn at most, counting those before a recovery (default: the worker's). */
-  readonly maxSteps?: number;
-  /** A registered provider's name (default: the tenant's, else the worker kernel's default). */
-  readonly provider?: string;
-}
-
-const TURN_OPTIONS: KnownOptions<TurnOptions> = { systemPrompt: true, maxSteps: true, provider: true };
 
 /** What {@link TurnQueue.submit} takes. */
 export interface TurnSubmission {
@@ -231,16 +202,12 @@ export class TurnQueue {
     return { stepId: pending.stepId, calls: callsOf(pending.message.toolCalls ?? []) };
   }
 
-  async #enqueue(turnId: string, tenant: string | undefined, session: string, input: readonly Message[], options: TurnOptions, resume: TurnJobData['resume']): Promise<TurnHandle> {
+  async #enqueue(turnId: string, tenant: string | undefined, session: string, input: readonly Message[], options: TurnOptions, resume: TurnResume | undefined): Promise<TurnHandle> {
     this.#checkOpen();
     checkSession(tenant, session);
-    checkKnownOptions('TurnOptions', options, TURN_OPTIONS);
-    if (options.maxSteps !== undefined && (!Number.isInteger(options.maxSteps) || options.maxSteps < 1)) throw new TypeError('maxSteps must be a positive integer');
-    const keys = this.#sessionKeys(tenant, session);
+    checkTurnOptions(options);
     try {
-      await this.#redis.eval(SUBMIT_SCRIPT, 3, keys.seq, keys.pending, keys.turn(turnId), turnId, tenant ?? '', session, Date.now(), TURN_TTL_SECONDS);
-      const data: TurnJobData = { turnId, tenant: tenant ?? null, session, input, options, ...(resume ? { resume } : {}) };
-      await this.#queue.add('turn', data, { jobId: turnId, attempts: 1, removeOnComplete: { age: TURN_TTL_SECONDS }, removeOnFail: { age: TURN_TTL_SECONDS } });
+      await submitTurn(this.#redis, this.#queue, this.#sessionKeys(tenant, session), { turnId, tenant, session, input, options, ...(resume ? { resume } : {}) });
     } catch (error) {
       throw asUnavailable(error, 'Cannot submit the turn');
     }
@@ -368,7 +335,7 @@ export class TurnHandle {
     const { keys, queue } = this.#deps;
     const state = await reader.hget(keys.turn(this.turnId), 'state').catch(() => null);
     if (state !== null) {
-      if (state !== 'queued' && state !== 'running') return undefined; // finished: its terminal event is on the stream
+      if (!isActive(state)) return undefined; // ended: its terminal event is on the stream
       const job = await Job.fromId(queue, this.turnId).catch(() => undefined);
       if (job?.failedReason && job.finishedOn !== undefined) {
         const unavailable = job.failedReason.startsWith(`${UNAVAILABLE}: `);
@@ -421,11 +388,11 @@ export class TurnHandle {
     const turnKey = keys.turn(this.turnId);
     await redis.hset(turnKey, 'cancel', reason);
     const state = await redis.hget(turnKey, 'state');
-    if (state !== 'queued' && state !== 'running') return; // finished already
+    if (!isActive(state)) return; // ended already
     if (state === 'queued' && (await queue.remove(this.turnId)) === 1) {
-      const event: TurnEvent = { type: 'turn_cancelled', reason };
+      const event: TerminalTurnEvent = { type: 'turn_cancelled', reason };
       await redis.xadd(keys.events(this.turnId), '*', 'e', JSON.stringify(event));
-      await redis.eval(FINISH_SCRIPT, 3, turnKey, keys.pending, keys.events(this.turnId), this.turnId, 'cancelled', JSON.stringify(event), TURN_TTL_SECONDS);
+      await finishTurn(redis, keys, this.turnId, event);
       return;
     }
     await redis.publish(globalKeys.turnCancelChannel, JSON.stringify({ turnId: this.turnId, reason }));

@@ -1,10 +1,11 @@
 import { Kernel, definePlugin, messageFromJSON, type Message } from '@kosong/core';
-import { Queue } from 'bullmq';
+import { Job, Queue } from 'bullmq';
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import { AgentWorker, CANCELLED_REPLY, RemoteToolset, SessionKeys, ToolWorker, TurnCancelledError, TurnFailedError, TurnQueue, type TurnEvent } from '../index.js';
 import { PlanProvider, planInput, type Plan } from '../testing/plan-provider.js';
 import { RedisServer } from '../testing/redis-server.js';
+import { SUBMIT_SCRIPT } from '../turn-scripts.js';
 import { closeAll, ProbeToolset, testPrefix, until } from './support.js';
 
 describe('TurnQueue and AgentWorker (real Redis, in-process workers)', function () {
@@ -196,6 +197,25 @@ describe('TurnQueue and AgentWorker (real Redis, in-process workers)', function 
     expect(JSON.stringify(stored[4]!.content)).to.match(/Tool call was interrupted/);
     expect(probes.get('acme')!.records.map((r) => r.call.function.name)).to.deep.equal(['echo', 'sleep']);
     await following;
+  });
+
+  it('runs a job written as every earlier TurnQueue wrote it (no tenant: null), and fails a job whose data is no turn at once, naming the field', async () => {
+    await fleet(['acme']);
+    const queue = new Queue('turns', { connection: { host: '127.0.0.1', port: server.port }, prefix });
+    closers.push(() => queue.close());
+    // By hand, as `TurnQueue` always did: the turn's hash (tenant '' for none), then the job (tenant null).
+    const keys = new SessionKeys(prefix, undefined, 'legacy');
+    await admin.eval(SUBMIT_SCRIPT, 3, keys.seq, keys.pending, keys.turn('legacy-1'), 'legacy-1', '', 'legacy', Date.now(), 86_400);
+    const data = { turnId: 'legacy-1', tenant: null, session: 'legacy', input: [{ role: 'user', content: [{ type: 'text', text: planInput({ label: 'old', steps: [] }) }] }], options: { maxSteps: 3 } };
+    await queue.add('turn', data, { jobId: 'legacy-1', attempts: 1, removeOnComplete: { age: 86_400 }, removeOnFail: { age: 86_400 } });
+    const result = await turnQueue().handle('legacy-1', undefined, 'legacy').result();
+    expect(result).to.deep.include({ stopReason: 'no_tool_calls', steps: 1 });
+    expect((await admin.lrange(keys.history, 0, -1)).length).to.equal(2);
+
+    await queue.add('turn', { ...data, turnId: 'bad-1', session: '' }, { jobId: 'bad-1', attempts: 1 });
+    let failedReason: string | undefined;
+    await until(async () => (failedReason = (await Job.fromId(queue, 'bad-1'))?.failedReason) !== undefined, 10_000, 'the bad job to fail');
+    expect(failedReason).to.equal('Turn job bad-1: not a turn job: session is not a non-empty string');
   });
 
   it('refuses bad submissions', async () => {
