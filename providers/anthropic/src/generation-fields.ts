@@ -1,4 +1,5 @@
-import { rejectUnsupportedGenerationOptions, UnsupportedGenerationOptionError, type GenerationOptions, type JsonValue } from '@kosong/core';
+import type { JsonValue } from '@kosong/core';
+import { rejectUnsupportedGenerationOptions, UnsupportedGenerationOptionError, type GenerationOptions } from '@kosong/core/provider-kit';
 
 /** The first API version without sampling parameters (`temperature`, `top_p`, `top_k`): any value is a 400. */
 export const API_VERSION_WITHOUT_SAMPLING = '2026-10-21';

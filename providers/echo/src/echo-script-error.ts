@@ -1,4 +1,4 @@
-import { ChatProviderError, errorMarker, hasErrorMarker, markError } from '@kosong/core';
+import { ChatProviderError, errorMarker, hasErrorMarker, markError } from '@kosong/core/provider-kit';
 
 import { pythonStringRepr } from './python-repr.js';
 

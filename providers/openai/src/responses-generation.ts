@@ -1,9 +1,5 @@
-import {
-  rejectUnsupportedGenerationOptions,
-  type GenerationOptionName,
-  type GenerationOptions as NeutralGenerationOptions,
-  type JsonValue,
-} from '@kosong/core';
+import type { JsonValue } from '@kosong/core';
+import { rejectUnsupportedGenerationOptions, type GenerationOptionName, type GenerationOptions as NeutralGenerationOptions } from '@kosong/core/provider-kit';
 
 /**
  * Generation options of a Responses request in the API's own terms, sent as their snake_case
