@@ -19,6 +19,9 @@ import {
   textPart,
   type ChatProvider,
   type Plugin,
+  type PluginContext,
+  type ServiceBindingOptions,
+  type ServiceClass,
   type StepHooks,
   type StreamedMessage,
 } from '../index.js';
@@ -67,6 +70,34 @@ async function rejectionOf(run: Promise<unknown> | (() => unknown)): Promise<unk
 
 /** Records each instance of a class by the key it was created with. */
 const created: string[] = [];
+
+/** A database handle for the tenant it was created for (bound with the raw API: `bind(Db).to(TenantDb)`). */
+@injectable()
+class TenantDb {
+  constructor(@inject(TenantId) readonly tenant: TenantId) {}
+}
+
+/** Hooks using the database of their tenant (created with a `Db`, whatever `Db` is bound to). */
+@injectable()
+class Audit implements StepHooks {
+  constructor(@inject(Db) readonly db: { readonly tenant: TenantId }) {
+    created.push(String(db.tenant));
+  }
+  onStepStart(): void {}
+}
+
+/** The plugin `audit`: binds `Db` as `bindDb` says, then `hooks` with `options`. */
+function auditPlugin(bindDb: (ctx: PluginContext) => void, hooks: ServiceClass<StepHooks>, options?: ServiceBindingOptions): Plugin {
+  return definePlugin({
+    name: 'audit',
+    setup(ctx) {
+      bindDb(ctx);
+      ctx.bindHooks(hooks, options);
+    },
+  });
+}
+const dbByClass = (ctx: PluginContext): void => void ctx.bind(Db).to(TenantDb);
+const dbByDynamicValue = (ctx: PluginContext): void => void ctx.bind(Db).toDynamicValue((context) => ({ tenant: context.get<TenantId>(TenantId) }));
 
 describe('kernel: declared scopes', () => {
   let kernel: Kernel;
@@ -215,47 +246,13 @@ describe('kernel: declared scopes', () => {
     });
 
     it('what differs per tenant behind a class bound with the raw API is found too, and the chain named', async () => {
-      @injectable()
-      class TenantDb {
-        constructor(@inject(TenantId) readonly tenant: TenantId) {}
-      }
-      @injectable()
-      class Audit implements StepHooks {
-        constructor(@inject(Db) readonly db: TenantDb) {}
-        onStepStart(): void {}
-      }
-      const error = await rejectionOf(
-        use(
-          definePlugin({
-            name: 'audit',
-            setup(ctx) {
-              ctx.bind(Db).to(TenantDb);
-              ctx.bindHooks(Audit, { scope: 'shared' });
-            },
-          }),
-        ),
-      );
+      const error = await rejectionOf(use(auditPlugin(dbByClass, Audit, { scope: 'shared' })));
       expect(error).to.include({ plugin: 'audit', reason: 'scope-mismatch' });
       expect((error as Error).message).to.include('(hooks Audit → Symbol(Db) → TenantId)');
     });
 
     it('what differs per tenant behind a dynamic value (which the kernel cannot read) is refused when it is first created: at use', async () => {
-      @injectable()
-      class Audit implements StepHooks {
-        constructor(@inject(Db) readonly db: unknown) {}
-        onStepStart(): void {}
-      }
-      const error = await rejectionOf(
-        use(
-          definePlugin({
-            name: 'audit',
-            setup(ctx) {
-              ctx.bind(Db).toDynamicValue((context) => ({ tenant: context.get(TenantId) }));
-              ctx.bindHooks(Audit, { scope: 'shared' });
-            },
-          }),
-        ),
-      );
+      const error = await rejectionOf(use(auditPlugin(dbByDynamicValue, Audit, { scope: 'shared' })));
       expect(error).to.include({ plugin: 'audit', reason: 'scope-mismatch' });
       expect((error as Error).message).to.include('creating it resolved TenantId').and.include('cannot see into');
       expect(kernel.plugins()).to.deep.equal(['base']);
@@ -264,26 +261,7 @@ describe('kernel: declared scopes', () => {
 
   describe('no scope declared (the default)', () => {
     it('per tenant when what it declares to inject differs per tenant, through a raw class binding too', async () => {
-      @injectable()
-      class TenantDb {
-        constructor(@inject(TenantId) readonly tenant: TenantId) {}
-      }
-      @injectable()
-      class Audit implements StepHooks {
-        constructor(@inject(Db) readonly db: TenantDb) {
-          created.push(String(db.tenant));
-        }
-        onStepStart(): void {}
-      }
-      await use(
-        definePlugin({
-          name: 'audit',
-          setup(ctx) {
-            ctx.bind(Db).to(TenantDb);
-            ctx.bindHooks(Audit);
-          },
-        }),
-      );
+      await use(auditPlugin(dbByClass, Audit));
       kernel.tenants.define('acme');
       await Promise.all([stepOf('acme'), stepOf()]);
       expect([...created].sort()).to.deep.equal(['acme', 'undefined']);
@@ -305,25 +283,10 @@ describe('kernel: declared scopes', () => {
     });
 
     it('is not learnt while resolving: reaching TenantId through a dynamic value is a scope-mismatch naming both (declare it per tenant)', async () => {
-      @injectable()
-      class Audit implements StepHooks {
-        constructor(@inject(Db) readonly db: { tenant: TenantId }) {
-          created.push(String(db.tenant));
-        }
-        onStepStart(): void {}
-      }
-      const plugin = (options?: { scope: 'tenant' }): Plugin =>
-        definePlugin({
-          name: 'audit',
-          setup(ctx) {
-            ctx.bind(Db).toDynamicValue((context) => ({ tenant: context.get<TenantId>(TenantId) }));
-            ctx.bindHooks(Audit, options);
-          },
-        });
-      const error = await rejectionOf(use(plugin()));
+      const error = await rejectionOf(use(auditPlugin(dbByDynamicValue, Audit)));
       expect(error).to.include({ plugin: 'audit', reason: 'scope-mismatch' });
       expect((error as Error).message).to.include('hooks Audit declares no scope').and.include('creating it resolved TenantId');
-      await use(plugin({ scope: 'tenant' }));
+      await use(auditPlugin(dbByDynamicValue, Audit, { scope: 'tenant' }));
       kernel.tenants.define('acme');
       await stepOf('acme');
       expect([...created].sort()).to.deep.equal(['acme', 'undefined']);
