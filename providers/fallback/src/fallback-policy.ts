@@ -1,0 +1,123 @@
+import { isRetryableError } from '@kosong/core';
+import { checkKnownOptions, type KnownOptions } from '@kosong/core/provider-kit';
+
+import {
+  writeListenerErrorToStderr,
+  type BreakerChangeEvent,
+  type FailureAfterOutputEvent,
+  type FallbackListenerErrorHandler,
+  type FallbackSwitchEvent,
+} from './fallback-events.js';
+import type { ModelRef } from './model-ref.js';
+
+/** The circuit breaker every model of the chain gets (each its own, with these settings). */
+export interface BreakerPolicy {
+  /**
+   * Failures in a row (errors that switch, see {@link FallbackPolicy.shouldSwitch}) after which a
+   * model's breaker opens and the model is skipped; a positive integer, default 3.
+   */
+  readonly consecutiveFailures?: number;
+  /**
+   * How long an open breaker skips its model, in ms; default 30 000. After it, the next call is a
+   * trial (half-open): a success closes the breaker, a failure opens it again for as long.
+   */
+  readonly halfOpenAfterMs?: number;
+}
+
+/** How a fallback provider moves along its chain. Every field is optional; an unknown field is a `TypeError`. */
+export interface FallbackPolicy {
+  /**
+   * Whether an error of a model, before its first part, moves on to the next model (and counts
+   * against the model's breaker). Default: core's `isRetryableError` (a connection error, a timeout,
+   * an empty response, HTTP 429, 500, 502, 503, 504, 529). Never asked about an abort, nor about a
+   * failure after the first part (neither switches). Combine with the default to widen it:
+   * `(error) => isRetryableError(error) || UnsupportedGenerationOptionError.isInstance(error)`.
+   */
+  readonly shouldSwitch?: (error: unknown, model: ModelRef) => boolean;
+  /** Each model's circuit breaker ({@link BreakerPolicy}), or `false` for none. Default: a breaker with the defaults. */
+  readonly breaker?: BreakerPolicy | false;
+  /** Each model passed over (see {@link FallbackSwitchEvent}). Guarded, not awaited. */
+  readonly onSwitch?: (event: FallbackSwitchEvent) => void | Promise<void>;
+  /** The model in use failed after its first part: no switch (see {@link FailureAfterOutputEvent}). Guarded, not awaited. */
+  readonly onFailureAfterOutput?: (event: FailureAfterOutputEvent) => void | Promise<void>;
+  /** A model's breaker opened, half-opened, closed or was isolated. Guarded, not awaited. */
+  readonly onBreakerChange?: (event: BreakerChangeEvent) => void | Promise<void>;
+  /** Receives the failures of the listeners above; default: one line on stderr. */
+  readonly onListenerError?: FallbackListenerErrorHandler;
+}
+
+/** Default of {@link BreakerPolicy.consecutiveFailures}. */
+export const DEFAULT_CONSECUTIVE_FAILURES = 3;
+/** Default of {@link BreakerPolicy.halfOpenAfterMs}. */
+export const DEFAULT_HALF_OPEN_AFTER_MS = 30_000;
+
+/** A policy checked, with its defaults. */
+export interface ResolvedPolicy {
+  readonly shouldSwitch: (error: unknown, model: ModelRef) => boolean;
+  readonly breaker: Required<BreakerPolicy> | undefined;
+  readonly onSwitch: ((event: FallbackSwitchEvent) => unknown) | undefined;
+  readonly onFailureAfterOutput: ((event: FailureAfterOutputEvent) => unknown) | undefined;
+  readonly onBreakerChange: ((event: BreakerChangeEvent) => unknown) | undefined;
+  readonly onListenerError: FallbackListenerErrorHandler;
+}
+
+const KNOWN_POLICY: KnownOptions<FallbackPolicy> = {
+  shouldSwitch: true,
+  breaker: true,
+  onSwitch: true,
+  onFailureAfterOutput: true,
+  onBreakerChange: true,
+  onListenerError: true,
+};
+
+const KNOWN_BREAKER: KnownOptions<BreakerPolicy> = { consecutiveFailures: true, halfOpenAfterMs: true };
+
+const OWNER = 'fallbackProvider';
+
+/**
+ * Checks a policy and fills in its defaults.
+ *
+ * @throws TypeError for an unknown option (of the policy or of its `breaker`) or a value of the wrong type or range.
+ */
+export function resolvePolicy(policy: FallbackPolicy): ResolvedPolicy {
+  checkKnownOptions(OWNER, policy, KNOWN_POLICY);
+  const shouldSwitch = functionOrUndefined(policy.shouldSwitch, 'shouldSwitch');
+  return {
+    shouldSwitch: shouldSwitch ?? isRetryableError,
+    breaker: resolveBreaker(policy.breaker),
+    onSwitch: functionOrUndefined(policy.onSwitch, 'onSwitch'),
+    onFailureAfterOutput: functionOrUndefined(policy.onFailureAfterOutput, 'onFailureAfterOutput'),
+    onBreakerChange: functionOrUndefined(policy.onBreakerChange, 'onBreakerChange'),
+    onListenerError: functionOrUndefined(policy.onListenerError, 'onListenerError') ?? writeListenerErrorToStderr,
+  };
+}
+
+function resolveBreaker(breaker: BreakerPolicy | false | undefined): Required<BreakerPolicy> | undefined {
+  if (breaker === false) return undefined;
+  if (breaker === undefined) return { consecutiveFailures: DEFAULT_CONSECUTIVE_FAILURES, halfOpenAfterMs: DEFAULT_HALF_OPEN_AFTER_MS };
+  if (typeof breaker !== 'object' || breaker === null || Array.isArray(breaker)) {
+    throw new TypeError(`${OWNER}: policy.breaker must be an object or false, got ${describe(breaker)}`);
+  }
+  checkKnownOptions(`${OWNER}: policy.breaker`, breaker, KNOWN_BREAKER);
+  const { consecutiveFailures = DEFAULT_CONSECUTIVE_FAILURES, halfOpenAfterMs = DEFAULT_HALF_OPEN_AFTER_MS } = breaker;
+  if (!Number.isSafeInteger(consecutiveFailures) || consecutiveFailures < 1) {
+    throw new TypeError(`${OWNER}: policy.breaker.consecutiveFailures must be a positive integer, got ${describe(consecutiveFailures)}`);
+  }
+  if (typeof halfOpenAfterMs !== 'number' || !Number.isFinite(halfOpenAfterMs) || halfOpenAfterMs < 0) {
+    throw new TypeError(`${OWNER}: policy.breaker.halfOpenAfterMs must be a finite number of ms, 0 or more, got ${describe(halfOpenAfterMs)}`);
+  }
+  return { consecutiveFailures, halfOpenAfterMs };
+}
+
+function functionOrUndefined<F>(value: F | undefined, name: string): F | undefined {
+  if (value !== undefined && typeof value !== 'function') throw new TypeError(`${OWNER}: policy.${name} must be a function, got ${describe(value)}`);
+  return value;
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  return typeof value;
+}
