@@ -16,12 +16,12 @@ export interface BreakerPolicy {
    * Failures in a row (errors that switch, see {@link FallbackPolicy.shouldSwitch}) after which a
    * model's breaker opens and the model is skipped; a positive integer, default 3.
    */
-  readonly consecutiveFailures?: number;
+  readonly consecutiveFailures?: number | undefined;
   /**
    * How long an open breaker skips its model, in ms; default 30 000. After it, the next call is a
    * trial (half-open): a success closes the breaker, a failure opens it again for as long.
    */
-  readonly halfOpenAfterMs?: number;
+  readonly halfOpenAfterMs?: number | undefined;
 }
 
 /** How a fallback provider moves along its chain. Every field is optional; an unknown field is a `TypeError`. */
@@ -33,17 +33,17 @@ export interface FallbackPolicy {
    * failure after the first part (neither switches). Combine with the default to widen it:
    * `(error) => isRetryableError(error) || UnsupportedGenerationOptionError.isInstance(error)`.
    */
-  readonly shouldSwitch?: (error: unknown, model: ModelRef) => boolean;
+  readonly shouldSwitch?: ((error: unknown, model: ModelRef) => boolean) | undefined;
   /** Each model's circuit breaker ({@link BreakerPolicy}), or `false` for none. Default: a breaker with the defaults. */
-  readonly breaker?: BreakerPolicy | false;
+  readonly breaker?: BreakerPolicy | false | undefined;
   /** Each model passed over (see {@link FallbackSwitchEvent}). Guarded, not awaited. */
-  readonly onSwitch?: (event: FallbackSwitchEvent) => void | Promise<void>;
+  readonly onSwitch?: ((event: FallbackSwitchEvent) => void | Promise<void>) | undefined;
   /** The model in use failed after its first part: no switch (see {@link FailureAfterOutputEvent}). Guarded, not awaited. */
-  readonly onFailureAfterOutput?: (event: FailureAfterOutputEvent) => void | Promise<void>;
+  readonly onFailureAfterOutput?: ((event: FailureAfterOutputEvent) => void | Promise<void>) | undefined;
   /** A model's breaker opened, half-opened, closed or was isolated. Guarded, not awaited. */
-  readonly onBreakerChange?: (event: BreakerChangeEvent) => void | Promise<void>;
+  readonly onBreakerChange?: ((event: BreakerChangeEvent) => void | Promise<void>) | undefined;
   /** Receives the failures of the listeners above; default: one line on stderr. */
-  readonly onListenerError?: FallbackListenerErrorHandler;
+  readonly onListenerError?: FallbackListenerErrorHandler | undefined;
 }
 
 /** Default of {@link BreakerPolicy.consecutiveFailures}. */
@@ -51,10 +51,16 @@ export const DEFAULT_CONSECUTIVE_FAILURES = 3;
 /** Default of {@link BreakerPolicy.halfOpenAfterMs}. */
 export const DEFAULT_HALF_OPEN_AFTER_MS = 30_000;
 
+/** Breaker settings checked, with their defaults. */
+export interface ResolvedBreaker {
+  readonly consecutiveFailures: number;
+  readonly halfOpenAfterMs: number;
+}
+
 /** A policy checked, with its defaults. */
 export interface ResolvedPolicy {
   readonly shouldSwitch: (error: unknown, model: ModelRef) => boolean;
-  readonly breaker: Required<BreakerPolicy> | undefined;
+  readonly breaker: ResolvedBreaker | undefined;
   readonly onSwitch: ((event: FallbackSwitchEvent) => unknown) | undefined;
   readonly onFailureAfterOutput: ((event: FailureAfterOutputEvent) => unknown) | undefined;
   readonly onBreakerChange: ((event: BreakerChangeEvent) => unknown) | undefined;
@@ -92,7 +98,7 @@ export function resolvePolicy(policy: FallbackPolicy): ResolvedPolicy {
   };
 }
 
-function resolveBreaker(breaker: BreakerPolicy | false | undefined): Required<BreakerPolicy> | undefined {
+function resolveBreaker(breaker: BreakerPolicy | false | undefined): ResolvedBreaker | undefined {
   if (breaker === false) return undefined;
   if (breaker === undefined) return { consecutiveFailures: DEFAULT_CONSECUTIVE_FAILURES, halfOpenAfterMs: DEFAULT_HALF_OPEN_AFTER_MS };
   if (typeof breaker !== 'object' || breaker === null || Array.isArray(breaker)) {

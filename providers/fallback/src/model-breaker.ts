@@ -2,7 +2,7 @@ import { CircuitState, ConsecutiveBreaker, circuitBreaker, handleWhenResult, isB
 
 import { CircuitOpenError } from './errors.js';
 import type { BreakerChangeEvent, BreakerState } from './fallback-events.js';
-import type { BreakerPolicy } from './fallback-policy.js';
+import type { ResolvedBreaker } from './fallback-policy.js';
 import type { ModelRef } from './model-ref.js';
 
 /**
@@ -40,7 +40,7 @@ export class ModelBreaker {
 
   constructor(
     readonly model: ModelRef,
-    settings: Required<BreakerPolicy>,
+    settings: ResolvedBreaker,
     onChange: ((event: BreakerChangeEvent) => void) | undefined,
   ) {
     this.#halfOpenAfterMs = settings.halfOpenAfterMs;
