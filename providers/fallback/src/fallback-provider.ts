@@ -146,7 +146,8 @@ export class FallbackChatProvider extends BaseChatProvider {
           notify(policy.onFailureAfterOutput, Object.freeze({ model: ref, error }), 'onFailureAfterOutput', policy.onListenerError),
         );
       }
-      if (signal?.aborted) throw outcome.kind === 'failed' ? outcome.error : signal.reason;
+      // An abort stops here: never a switch (the contract: the call rejects with the signal's reason).
+      if (signal?.aborted) throw signal.reason;
       if (outcome.kind === 'failed' && !outcome.counts) throw outcome.error;
       failures.push(Object.freeze({ model: ref, error: outcome.error }));
       const next = refs[index + 1];

@@ -1,8 +1,8 @@
-import { step, type StepStartEvent } from '@kosong/core';
+import { Kernel, definePlugin, step, textPart, type AgentRetry, type StepStartEvent } from '@kosong/core';
 import { completionChunk, toolCallChunk } from '@kosong/provider-openai/testing';
 import { expect } from 'chai';
 
-import { fallbackProvider, type FallbackSwitchEvent } from '../index.js';
+import { AllModelsFailedError, fallbackProvider, type FallbackSwitchEvent } from '../index.js';
 import { openai, recordingToolset, statusReply, useServers, user } from './support.js';
 
 describe('fallbackProvider through step() (real HTTP)', () => {
@@ -74,5 +74,40 @@ describe('fallbackProvider through step() (real HTTP)', () => {
       ['openai', 'p'],
       ['openai', 's'],
     ]);
+  });
+});
+
+describe('fallbackProvider in the agent loop (real HTTP)', () => {
+  const servers = useServers();
+
+  it('every model failing with a retryable error: the loop retries the chain, after the last model\u2019s retry-after', async () => {
+    servers.primary.reply(statusReply(503, 'overloaded'));
+    servers.secondary.reply(statusReply(429, 'busy', { 'retry-after': '0' }));
+    const provider = fallbackProvider([openai(servers.primary.baseURL, 'p'), openai(servers.secondary.baseURL, 's')]);
+    const kernel = new Kernel();
+    await kernel.use(definePlugin({ name: 'setup', setup: (ctx) => (ctx.bindChatProvider('fallback', provider), ctx.bindToolset(recordingToolset())) }));
+    const retries: AgentRetry[] = [];
+    const turn = await kernel.agent({ systemPrompt: '', onRetry: (event) => void retries.push(event) }).run('hi');
+    await kernel.dispose();
+    expect(turn.message.content).to.deep.equal([textPart('Hello from the test server.')]);
+    expect(retries).to.have.length(1);
+    expect(AllModelsFailedError.isInstance(retries[0]!.error)).to.equal(true);
+    expect(retries[0]!.delayMs).to.equal(0);
+    expect(servers.primary.requests).to.have.length(2);
+  });
+
+  it('every model failing with an error that is not retryable at the end: the turn fails at once', async () => {
+    servers.primary.reply(statusReply(503, 'overloaded'));
+    servers.secondary.reply(statusReply(400, 'bad'));
+    const provider = fallbackProvider([openai(servers.primary.baseURL, 'p'), openai(servers.secondary.baseURL, 's')], { shouldSwitch: () => true });
+    const kernel = new Kernel();
+    await kernel.use(definePlugin({ name: 'setup', setup: (ctx) => (ctx.bindChatProvider('fallback', provider), ctx.bindToolset(recordingToolset())) }));
+    const error = await kernel.agent({ systemPrompt: '' }).run('hi').then(
+      () => undefined,
+      (failure: unknown) => failure,
+    );
+    await kernel.dispose();
+    expect(AllModelsFailedError.isInstance(error) && error.retryable).to.equal(false);
+    expect(servers.primary.requests).to.have.length(1);
   });
 });
