@@ -201,6 +201,7 @@ export class EventStream implements StreamedMessage {
     return this.#decoder.finishReason;
   }
 
+  /** Reads the body (see {@link readEventStream}); a second iteration fails with a `ChatProviderError`. */
   [Symbol.asyncIterator](): AsyncIterator<StreamedMessagePart> {
     if (this.#iterated) return failing(new ChatProviderError(`${this.#what} can be read only once`));
     this.#iterated = true;
