@@ -1,0 +1,172 @@
+/**
+ * The stream of one AI SDK generation as a kosong `StreamedMessage`.
+ *
+ * @module
+ */
+import type { StreamedMessagePart } from '@kosong/core';
+import { APITimeoutError, ChatProviderError, type FinishReason, type IdleTimer, type StreamedMessage, type TokenUsage } from '@kosong/core/provider-kit';
+
+import type { ProviderMetadata } from './provider-metadata.js';
+
+/** What turns the parts of the model's stream into kosong parts (`PartConverter`), and what it learns of the message. */
+export interface StreamConverter {
+  readonly id: string | undefined;
+  readonly responseModelId: string | undefined;
+  readonly usage: TokenUsage | undefined;
+  readonly finishReason: FinishReason | undefined;
+  readonly reasoningTokens: number | undefined;
+  readonly providerMetadata: ProviderMetadata | undefined;
+  readonly warnings: readonly unknown[];
+  /** Converts one part of the model's stream, writing the kosong parts it makes to `out`; throws for an `error` part. */
+  push(part: unknown, out: StreamedMessagePart[]): void;
+  /** The stream ended: writes what was held back, if anything, to `out`; throws when the response is incomplete. */
+  end(out: StreamedMessagePart[]): void;
+}
+
+/** What an {@link AiSdkStream} reads, and how it ends its request. */
+export interface AiSdkStreamSource {
+  /** The model's stream of parts (`doStream`'s `stream`). */
+  readonly stream: ReadableStream<unknown>;
+  /** The caller's signal: once it aborts, the stream throws its reason. */
+  readonly signal: AbortSignal | undefined;
+  /**
+   * Aborts the model's request (the signal the model was given): on the caller's abort, on the idle
+   * timeout, and when the stream is left early.
+   */
+  readonly request: AbortController;
+  /** Called once when the stream is done with the request, however it ended (e.g. to stop watching the caller's signal). */
+  readonly release: () => void;
+  /** The idle timer of the call, already running (it timed the request until the stream came). */
+  readonly timer: IdleTimer;
+  /** The converter of the stream's parts. */
+  readonly converter: StreamConverter;
+  /** Maps a failure (a broken stream, an `error` part, an incomplete response) to the error to throw. Not called for an abort or the idle timeout. */
+  readonly convertError: (error: unknown) => Promise<unknown>;
+  /** The trace id of the response (its `x-trace-id` header), if the model reported its headers. */
+  readonly traceId: string | undefined;
+}
+
+/**
+ * A `StreamedMessage` over an AI SDK model's stream of parts: iterated once, it reads the stream
+ * to its end and yields the kosong parts of each stream part as it comes (see `PartConverter`).
+ *
+ * It throws the caller's signal's reason once the signal aborts (the model's stream is cancelled at
+ * once, even by a model that does not watch its signal); an `APITimeoutError` when the model sends
+ * nothing for the call's timeout (only the time spent waiting for the model counts, not the
+ * consumer's); what the converter makes of a failed read, an `error` part or an incomplete response.
+ * A consumer that leaves the loop early aborts the model's request.
+ *
+ * Besides the `StreamedMessage` facts it tells what the kosong types have no field for:
+ * `reasoningTokens`, the finish's `providerMetadata`, the `warnings` of the model and the
+ * `responseModelId`.
+ */
+export class AiSdkStream implements StreamedMessage {
+  readonly traceId: string | undefined;
+  readonly #source: AiSdkStreamSource;
+  #iterated = false;
+
+  constructor(source: AiSdkStreamSource) {
+    this.#source = source;
+    this.traceId = source.traceId;
+  }
+
+  /** The message id, from the model's `response-metadata`. */
+  get id(): string | undefined {
+    return this.#source.converter.id;
+  }
+
+  /** The token usage, once the `finish` part came. */
+  get usage(): TokenUsage | undefined {
+    return this.#source.converter.usage;
+  }
+
+  /** Why the model stopped, once the `finish` part came. */
+  get finishReason(): FinishReason | undefined {
+    return this.#source.converter.finishReason;
+  }
+
+  /** The reasoning tokens among the output tokens, when the model reports them. */
+  get reasoningTokens(): number | undefined {
+    return this.#source.converter.reasoningTokens;
+  }
+
+  /** The provider metadata of the `finish` part (e.g. Anthropic's cache and container details). */
+  get providerMetadata(): ProviderMetadata | undefined {
+    return this.#source.converter.providerMetadata;
+  }
+
+  /** The warnings the model gave at the start of the stream (settings it could not honour in full). */
+  get warnings(): readonly unknown[] {
+    return this.#source.converter.warnings;
+  }
+
+  /** The model the response names, when it names one. */
+  get responseModelId(): string | undefined {
+    return this.#source.converter.responseModelId;
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<StreamedMessagePart> {
+    if (this.#iterated) throw new ChatProviderError('An AI SDK stream can be read only once');
+    this.#iterated = true;
+    return read(this.#source);
+  }
+}
+
+async function* read(source: AiSdkStreamSource): AsyncGenerator<StreamedMessagePart, void, undefined> {
+  const { signal, request, timer, converter } = source;
+  const reader = source.stream.getReader();
+  // A model that does not watch its signal still stops: the pending read ends at once.
+  const cancel = (): void => void reader.cancel(request.signal.reason).catch(() => undefined);
+  request.signal.addEventListener('abort', cancel, { once: true });
+  const stopped = (): unknown => (signal?.aborted ? signal.reason : timer.fired ? timeoutError(timer.ms) : undefined);
+  const fail = async (error: unknown): Promise<unknown> => stopped() ?? (await source.convertError(error));
+  const out: StreamedMessagePart[] = [];
+  let complete = false;
+  try {
+    for (;;) {
+      if (signal?.aborted) throw signal.reason;
+      let read: Awaited<ReturnType<typeof reader.read>>;
+      timer.waiting();
+      try {
+        read = await reader.read();
+      } catch (error) {
+        throw await fail(error);
+      } finally {
+        timer.idle();
+      }
+      const stop = stopped();
+      if (stop !== undefined) throw stop;
+      if (read.done) break;
+      let failure: { readonly error: unknown } | undefined;
+      try {
+        converter.push(read.value, out);
+      } catch (error) {
+        failure = { error };
+      }
+      // the parts before a failing one come first
+      for (let i = 0; i < out.length; i++) yield out[i]!;
+      out.length = 0;
+      if (failure !== undefined) throw await fail(failure.error);
+    }
+    try {
+      converter.end(out);
+    } catch (error) {
+      throw await fail(error);
+    }
+    complete = true;
+    for (const part of out) yield part;
+  } finally {
+    timer.stop();
+    request.signal.removeEventListener('abort', cancel);
+    if (!complete) {
+      request.abort(new ChatProviderError('The stream was not read to its end'));
+      reader.cancel().catch(() => undefined);
+    }
+    source.release();
+  }
+}
+
+/** The error of a call the model answered nothing to for `ms`. */
+export function timeoutError(ms: number): APITimeoutError {
+  return new APITimeoutError(`The model sent nothing for ${ms} ms (timeout)`);
+}
