@@ -4,7 +4,7 @@ import { CliSession, describeFailure, type TurnOutcome } from './cli-session.js'
 import { defaultSystemPrompt, providerEnvironment, ProviderOptionError, type GlobalOptions } from './cli-options.js';
 import { chosenProvider } from './provider-catalog.js';
 import { sessionInUseMessage } from './session-in-use.js';
-import { fail, missingKeyMessage } from './setup-failure.js';
+import { fail, missingKeyMessage, providerSetupMessage } from './setup-failure.js';
 import { approvalSecretFrom } from './approval-secret.js';
 import type { RemoteCliSession } from './remote-session.js';
 import { JsonRenderer } from './render/json-renderer.js';
@@ -76,7 +76,11 @@ export async function openSession(
     });
     return { session, renderer };
   } catch (error) {
-    fail(error instanceof ProviderOptionError ? error.message : (sessionInUseMessage(error) ?? missingKeyMessage(error, provider.name) ?? describeFailure(error)));
+    fail(
+      error instanceof ProviderOptionError
+        ? error.message
+        : (sessionInUseMessage(error) ?? missingKeyMessage(error, provider.name) ?? providerSetupMessage(error, provider.name) ?? describeFailure(error)),
+    );
   }
 }
 

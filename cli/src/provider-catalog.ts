@@ -23,10 +23,19 @@ interface ProviderManifest {
  * not listed here (a third party's) is imported from `node_modules`, with its own copy of the core.
  */
 export const FIRST_PARTY_PROVIDERS: Readonly<Record<string, () => Promise<unknown>>> = {
+  '@kosong/provider-ai-sdk': () => import('@kosong/provider-ai-sdk'),
   '@kosong/provider-anthropic': () => import('@kosong/provider-anthropic'),
   '@kosong/provider-echo': () => import('@kosong/provider-echo'),
   '@kosong/provider-google': () => import('@kosong/provider-google'),
   '@kosong/provider-openai': () => import('@kosong/provider-openai'),
+};
+
+/**
+ * Providers whose package is not installed with the CLI, by the name they are chosen with: choosing
+ * one that is not installed says what to install, not only that the name is unknown.
+ */
+const INSTALLABLE_PROVIDERS: Readonly<Record<string, { readonly package: string; readonly with: string }>> = {
+  'ai-sdk': { package: '@kosong/provider-ai-sdk', with: ' with the AI SDK provider package of your model, e.g. npm install @kosong/provider-ai-sdk @ai-sdk/mistral' },
 };
 
 const demo: ProviderEntry = {
@@ -60,6 +69,10 @@ export async function providerCatalog(): Promise<ProviderEntry[]> {
 export async function chosenProvider(name: string, fail: (message: string) => never): Promise<ProviderPluginFactory> {
   const catalog = await providerCatalog();
   const entry = catalog.find((candidate) => candidate.name === name);
+  const install = INSTALLABLE_PROVIDERS[name];
+  if (!entry && install !== undefined) {
+    fail(`the provider "${name}" is in ${install.package}, which is not installed: install it${install.with} (for a global kosong: npm install -g)`);
+  }
   if (!entry) fail(`unknown provider "${name}"; available: ${catalog.map((e) => e.name).join(', ')}`);
   try {
     return await entry.load();

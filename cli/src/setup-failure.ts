@@ -49,3 +49,17 @@ export function missingKeyMessage(error: unknown, provider: string): string | un
     `${more === '' ? '' : ` ${more}`}, or choose another provider with --provider (kosong providers lists them)`
   );
 }
+
+/**
+ * What a provider's plugin said about its own setup, with the provider's name first (e.g. `ai-sdk:
+ * the AI SDK provider package @ai-sdk/mistral is not installed. Install it …`), found down the
+ * error's causes: shown as it is, without the kernel's wrapping of a failed plugin setup or the
+ * error's class. `undefined` for any other error.
+ */
+export function providerSetupMessage(error: unknown, provider: string): string | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 4 && current instanceof Error; depth++, current = current.cause) {
+    if (current.message.startsWith(`${provider}: `) || current.message.startsWith(`${provider} (`)) return current.message;
+  }
+  return undefined;
+}
