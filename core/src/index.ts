@@ -61,6 +61,7 @@ export * from './kernel/index.js';
 
 export {
   Agent,
+  DEFAULT_MAX_STEPS,
   type AgentEvent,
   type AgentRetry,
   type AgentOptions,

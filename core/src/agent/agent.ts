@@ -10,12 +10,11 @@ import type { InferOutput, OutputOption } from '../output/output-schema.js';
 import { ContextWrappers } from '../runtime/hooks/context-wrappers.js';
 import { DEFAULT_MAX_HOOK_FAILURES } from '../runtime/defaults.js';
 import { isThenable, writeHookErrorToStderr, type HookErrorHandler, type HookFailureKind } from '../runtime/hooks/hook-guard.js';
-import type { StepResumption } from '../runtime/step.js';
+import type { StepOptions, StepResumption } from '../runtime/step.js';
 import type { StepResult } from '../runtime/step-result.js';
 import type { NamedStepHooks, TurnScope } from '../runtime/hooks/step-hooks.js';
 import { isApprovalDecision, type ApprovalCallback, type ApprovalDecision } from '../tooling/approval.js';
 import type { ToolResult } from '../tooling/tool-result.js';
-import type { StepLedger } from '../runtime/step-ledger.js';
 import { ApprovalPendingError, NoPendingApprovalError, ResumeConflictError } from './approval-errors.js';
 import { MemoryCallLedger, stepLedgerOf, type CallLedger, type OpenStep } from './call-ledger.js';
 import type { AgentContext } from './context.js';
@@ -24,33 +23,20 @@ import { pendingApprovals, type PendingApproval, type PendingStep } from './pend
 import { defaultRetryPolicy, isRetryableError, retryDelayMs, type RetryPolicy } from './retry.js';
 import { toolResultToMessage } from './tool-message.js';
 
-/** Runs one step: `step()` with a provider and toolset, or a kernel runner's `step`. */
-export type StepFunction = (options: {
-  readonly systemPrompt: string;
-  readonly history: readonly Message[];
-  readonly signal?: AbortSignal;
-  readonly hooks?: readonly NamedStepHooks[];
-  /** Generation options of the step, merged over the provider's own (these win). */
-  readonly generation?: GenerationOptions;
-  /** Decides about calls that need approval (none: the kernel's `ApprovalHandler`, if any, else they are deferred). */
-  readonly onApproval?: ApprovalCallback;
-  /** How long a call may wait for the approval handler's decision. */
-  readonly approvalTimeoutMs?: number;
-  /**
-   * Set when the agent completes a step whose calls waited for approval: pass it on to `step()`,
-   * which then completes that step instead of calling the provider.
-   */
-  readonly resume?: StepResumption;
-  /** The turn's run context: pass it on to `step({ context })`. */
-  readonly context?: unknown;
-  /** The turn's structured output: pass it on to `step({ output })`. */
-  readonly output?: OutputOption;
-  /**
-   * Where the step records its calls (the context's call ledger): pass it on to `step({ ledger })`.
-   * A step function that drops it runs calls unrecorded, and a redone step could run them twice.
-   */
-  readonly ledger?: StepLedger;
-}) => Promise<StepResult>;
+/**
+ * Runs one step: `step()` with a provider and toolset, or a kernel runner's `step`. Its options are
+ * `step()`'s own (see {@link StepOptions}), as the agent sets them for the step: pass them all on
+ * (`(options) => step({ ...options, provider, toolset })`). Two matter beyond the request: `resume`
+ * (set when the agent completes a step whose calls waited for approval, or one the call ledger
+ * holds: `step()` then completes that step instead of calling the provider) and `ledger` (where the
+ * step records its calls: a step function that drops it runs calls unrecorded, and a redone step
+ * could run them twice). Without `onApproval`, a kernel runner asks its scope's `ApprovalHandler`, if
+ * any; else such calls are deferred.
+ */
+export type StepFunction = (options: Pick<StepOptions<unknown, OutputOption>, AgentStepOption>) => Promise<StepResult>;
+
+/** The step options the agent sets for each step (see {@link StepFunction}). */
+type AgentStepOption = 'systemPrompt' | 'history' | 'signal' | 'hooks' | 'generation' | 'onApproval' | 'approvalTimeoutMs' | 'resume' | 'context' | 'output' | 'ledger';
 
 /** What happens in an agent turn, as it happens. `step` counts from 1 within the turn. */
 export type AgentEvent =
@@ -79,25 +65,19 @@ export type AgentEvent =
       readonly finishReason: FinishReason | undefined;
     };
 
-/** Options of an {@link Agent}. */
-export interface AgentOptions {
+/**
+ * Options of an {@link Agent}. `systemPrompt`, `generation` and `output` are `step()`'s (see
+ * {@link StepOptions}), given to every step of every turn: a turn's `generation` is merged over the
+ * agent's, a turn's `output` wins over it; the turn's last step (the one without tool calls) gives
+ * the turn's `output`.
+ */
+export interface AgentOptions extends Pick<StepOptions<unknown, OutputOption>, 'systemPrompt' | 'generation' | 'output'> {
   /** The agent's name, for telemetry (`TurnScope.agent`: the OpenTelemetry plugin's `invoke_agent {name}` span). */
   readonly name?: string;
-  readonly systemPrompt: string;
   /** How to run one step. */
   readonly step: StepFunction;
   /** The conversation (a `LinearContext`, or any other {@link AgentContext}); default: a new in-memory `LinearContext`. */
   readonly context?: AgentContext;
-  /**
-   * Generation options of every step (merged over the provider's own; a turn's
-   * {@link AgentRunOptions.generation} is merged over these).
-   */
-  readonly generation?: GenerationOptions;
-  /**
-   * Structured output of every turn (a turn's own wins): each step asks for it, and the turn's last
-   * step (the one without tool calls) gives `output`. See `step()`'s `output`.
-   */
-  readonly output?: OutputOption;
   /**
    * When the model's last answer is not the structured output asked for (a `StructuredOutputError`),
    * show it its mistake once: its answer and a message naming the issues go into the context, and the
@@ -105,7 +85,7 @@ export interface AgentOptions {
    * requests only). Default `false`: the turn fails at once.
    */
   readonly retryInvalidOutput?: boolean;
-  /** Steps per turn at most (default 100). */
+  /** Steps per turn at most (default {@link DEFAULT_MAX_STEPS}). */
   readonly maxSteps?: number;
   /** Retry policy of failed provider calls (merged into {@link defaultRetryPolicy}). */
   readonly retry?: Partial<RetryPolicy>;
@@ -134,6 +114,9 @@ export interface AgentOptions {
   readonly runTurn?: <T>(turn: TurnScope, run: () => T) => T;
 }
 
+/** The steps of a turn at most when {@link AgentOptions.maxSteps} is not given. */
+export const DEFAULT_MAX_STEPS = 100;
+
 /** A retry the loop is about to wait for. */
 export interface AgentRetry {
   /** The id of the attempt that failed. */
@@ -148,29 +131,19 @@ export interface AgentRetry {
 }
 
 /**
- * Options of one {@link Agent.run}.
+ * Options of one {@link Agent.run}. `signal`, `hooks`, `generation`, `onApproval`, `context` and
+ * `output` are `step()`'s (see {@link StepOptions}), given to every step of the turn: `signal` also
+ * aborts a retry wait, and nothing of an aborted step is saved; `hooks` are added to each step's
+ * (after a kernel scope's hooks); the turn's `generation` is merged over the agent's (the turn's win, field by field); its `onApproval`
+ * and `output` win over the agent's. `context` is the turn's run context (the user, their auth, a
+ * database handle), not the conversation (that is {@link AgentOptions.context}).
  *
  * @typeParam S - the turn's structured output schema, when one is asked for.
  */
-export interface AgentRunOptions<S extends OutputOption | undefined = OutputOption | undefined> {
-  /** Aborts the running step (tools included) or the retry wait; nothing of the step is saved. */
-  readonly signal?: AbortSignal;
+export interface AgentRunOptions<S extends OutputOption | undefined = OutputOption | undefined>
+  extends Pick<StepOptions<unknown, S>, 'signal' | 'hooks' | 'generation' | 'onApproval' | 'context' | 'output'> {
   /** Every event of the turn. Guarded: a failure is reported and never changes the turn. */
   readonly onEvent?: (event: AgentEvent) => void | Promise<void>;
-  /** Extra hooks for every step of the turn. */
-  readonly hooks?: readonly NamedStepHooks[];
-  /** Generation options of every step of this turn, merged over the agent's (these win, field by field). */
-  readonly generation?: GenerationOptions;
-  /** Decides about calls that need approval in this turn (over the agent's own). */
-  readonly onApproval?: ApprovalCallback;
-  /**
-   * The turn's run context: request-scoped data (the user, their auth, a database handle) given to
-   * every step's tools (`ToolContext.context`) and hook events (`event.context`). Not the
-   * conversation (that is {@link AgentOptions.context}); the runtime never reads it.
-   */
-  readonly context?: unknown;
-  /** Structured output of this turn, over the agent's own (see {@link AgentOptions.output}). */
-  readonly output?: S;
   /**
    * The turn this run belongs to, for the call ledger's keys (each call's `idempotencyKey` is
    * `[session/]turn/step/index`, the step counted in the turn): its `id` (default: a new random one)
@@ -361,7 +334,7 @@ export class Agent {
     inputAfterFirst: readonly Message[],
   ): Promise<AgentTurnResult> {
     const emit = this.emitter(runOptions.onEvent);
-    const maxSteps = this.options.maxSteps ?? 100;
+    const maxSteps = this.options.maxSteps ?? DEFAULT_MAX_STEPS;
     let usage = turnUsage;
     let outputRetried = false;
     for (let stepNo = firstStep; ; stepNo++) {

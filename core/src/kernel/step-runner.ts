@@ -29,12 +29,20 @@ export interface ResolvedStep {
 /** Resolves what a step of a scope needs. @internal */
 export type StepResolver = (tenant: string | undefined, provider: string | undefined) => ResolvedStep;
 
-/** Options of {@link StepRunner.step}: those of `step()` less what the kernel resolves. */
+/**
+ * Options of {@link StepRunner.step}: those of `step()` (see {@link StepOptions}) less what the kernel
+ * resolves for the runner's scope (the provider, the toolset, the tenant, the hook-error handler).
+ * `dispatch`, `hookTimeoutMs` and `cleanupTimeoutMs` left out are the kernel's (`KernelOptions`);
+ * `onApproval` left out is the scope's `ApprovalHandler`, if one is bound.
+ */
 export interface RunnerStepOptions<S extends OutputOption | undefined = OutputOption | undefined>
-  extends Omit<StepOptions<unknown, S>, 'provider' | 'toolset' | 'tenant' | 'hooks' | 'onHookError'> {
-  /** Hooks for this step only, after the global and tenant hooks. */
+  extends Omit<StepOptions<unknown, S>, RunnerResolved | 'hooks'> {
+  /** Hooks for this step only, after the global and tenant hooks (bare `StepHooks` are named `step hooks #n`). */
   readonly hooks?: readonly (StepHooks | NamedStepHooks)[];
 }
+
+/** The step options a runner resolves for its scope: not among {@link RunnerStepOptions}. */
+type RunnerResolved = 'provider' | 'toolset' | 'tenant' | 'onHookError';
 
 /**
  * Runs steps for one scope (a tenant, or none) and one provider choice. Each step resolves its

@@ -71,14 +71,27 @@ export interface StepResumption {
 }
 
 /**
- * Options of {@link step}.
+ * Options of {@link step}: the one declaration of the step options. Every layer above takes its
+ * options from here and documents only what it adds: `StepRunner.step` (`RunnerStepOptions`: these
+ * less what the kernel resolves), the agent's step function (`StepFunction`: what the agent hands
+ * each step), a turn (`AgentRunOptions`), an agent (`AgentOptions`) and a queued turn
+ * (`TurnOptions` of `@kosong/bullmq`).
+ *
+ * The callbacks `onPart`, `onToolCall` and `onToolResult` are the hooks of the same names (see
+ * `StepHooks`) given as plain functions of the event's payload, delivered before the hooks, through
+ * the same guard, under one rule: `onPart` is awaited (the stream waits for it), `onToolCall` and
+ * `onToolResult` are not (neither the stream nor the tools wait; the step's cleanup does). A
+ * callback's failure is reported to `onHookError` as owner `options` (e.g. `options.onPart`).
  *
  * @typeParam TContext - the type of the run's {@link StepOptions.context} value.
  * @typeParam S - the structured output's schema, when one is asked for.
  */
 export interface StepOptions<TContext = unknown, S extends OutputOption | undefined = OutputOption | undefined> {
+  /** The model the step asks: its `generate` streams the response. */
   readonly provider: ChatProvider;
+  /** The system prompt of the request. */
   readonly systemPrompt: string;
+  /** The tools offered to the model, and what runs the calls it makes. */
   readonly toolset: Toolset<TContext>;
   /** The conversation so far. Never modified. */
   readonly history: readonly Message[];
@@ -93,11 +106,26 @@ export interface StepOptions<TContext = unknown, S extends OutputOption | undefi
    * `InvalidGenerationOptionError` / `UnsupportedGenerationOptionError` (not retryable).
    */
   readonly generation?: GenerationOptions;
-  /** Each streamed part, before merging. Awaited (back-pressure); the part is frozen. */
+  /**
+   * Each streamed part, before merging; the part is frozen. Awaited, like the `onPart` hook: the
+   * stream waits for it (back-pressure), up to `hookTimeoutMs`.
+   */
+  readonly onPart?: (part: StreamedMessagePart) => void | Promise<void>;
+  /**
+   * The former name of {@link StepOptions.onPart}, still honoured (its failures are reported as
+   * `options.onMessagePart`).
+   *
+   * @deprecated Use `onPart`. Giving both is a `TypeError`: the step does not start.
+   */
   readonly onMessagePart?: (part: StreamedMessagePart) => void | Promise<void>;
-  /** Each complete tool call, when it is handed to the toolset. Not awaited. */
+  /**
+   * Each complete tool call, before the toolset is handed it (also a call that is not run: the
+   * `onToolCall` hook's `executed` says which). Not awaited, like the hook: neither the stream nor
+   * the tool waits for it; the step's cleanup does (so `toolResults()` resolves after it), up to
+   * `hookTimeoutMs`.
+   */
   readonly onToolCall?: (toolCall: ToolCall) => void | Promise<void>;
-  /** Each tool result, in completion order. Not awaited. */
+  /** Each tool result, in completion order. Not awaited, like the `onToolResult` hook (as `onToolCall`). */
   readonly onToolResult?: (result: ToolResult) => void | Promise<void>;
   /** Lifecycle hooks of named owners (plugins), delivered after the callbacks above, in order. */
   readonly hooks?: readonly NamedStepHooks[];
@@ -158,9 +186,11 @@ export interface StepOptions<TContext = unknown, S extends OutputOption | undefi
  * then the original error is re-thrown. On success, {@link StepResult.toolResults} gives the results
  * in call order.
  *
- * @throws the provider's error, the signal's reason, or {@link APIEmptyResponseError}.
+ * @throws the provider's error, the signal's reason, or {@link APIEmptyResponseError}; a
+ * `TypeError`, before anything runs, for `onPart` given with its deprecated alias `onMessagePart`.
  */
 export function step<TContext = unknown, S extends OutputOption | undefined = undefined>(options: StepOptions<TContext, S>): Promise<StepResult<InferOutput<S>>> {
+  if (options.onPart !== undefined && options.onMessagePart !== undefined) return Promise.reject(new TypeError(BOTH_PART_CALLBACKS));
   const execution = new StepExecution(options as StepOptions);
   const spec = options.output;
   if (spec === undefined) return execution.run(undefined) as Promise<StepResult<InferOutput<S>>>;
@@ -169,6 +199,8 @@ export function step<TContext = unknown, S extends OutputOption | undefined = un
     (error: unknown) => execution.run(undefined, error),
   ) as Promise<StepResult<InferOutput<S>>>;
 }
+
+const BOTH_PART_CALLBACKS = 'step(): both onPart and onMessagePart are given; onMessagePart is the deprecated name of onPart: give onPart only';
 
 const RESOLVED: Promise<void> = Promise.resolve();
 
@@ -514,24 +546,30 @@ async function withOutput(output: ResolvedOutput, generated: GenerateResult): Pr
 /** The bus of every step without hooks: it delivers nothing, so one serves them all. */
 const SILENT_BUS = new HookBus(undefined, [], { stepId: '', tenant: undefined, provider: '', model: '' });
 
-/** The callbacks and hooks of a step as the bus takes them (a shared empty list when there are none). */
+/**
+ * The callbacks and hooks of a step as the bus takes them (a shared empty list when there are none):
+ * the callbacks are the first owner's hooks (`options`), under the names they were given.
+ */
 function busEntries(options: StepOptions): readonly HookBusEntry[] {
-  const { onMessagePart, onToolCall, onToolResult } = options;
-  if (!onMessagePart && !onToolCall && !onToolResult) return options.hooks ?? NO_ENTRIES;
-  const entries: HookBusEntry[] = [];
-  if (onMessagePart || onToolCall || onToolResult) {
-    entries.push({
+  const { onToolCall, onToolResult, onMessagePart } = options;
+  const onPart = options.onPart ?? onMessagePart;
+  if (!onPart && !onToolCall && !onToolResult) return options.hooks ?? NO_ENTRIES;
+  const entries: HookBusEntry[] = [
+    {
       name: 'options',
-      labels: { onPart: 'onMessagePart' },
+      ...(options.onPart === undefined && onMessagePart !== undefined && { labels: DEPRECATED_PART_LABEL }),
       hooks: {
-        ...(onMessagePart && { onPart: (event) => onMessagePart(event.part) }),
+        ...(onPart && { onPart: (event) => onPart(event.part) }),
         ...(onToolCall && { onToolCall: (event) => onToolCall(event.toolCall) }),
         ...(onToolResult && { onToolResult: (event) => onToolResult(event.result) }),
       },
-    });
-  }
+    },
+  ];
   if (options.hooks) entries.push(...options.hooks);
   return entries;
 }
+
+/** The report label of a part callback given under its deprecated name. */
+const DEPRECATED_PART_LABEL: NonNullable<HookBusEntry['labels']> = Object.freeze({ onPart: 'onMessagePart' });
 
 const NO_ENTRIES: readonly HookBusEntry[] = Object.freeze([]);
