@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { TurnQueue, type QueuedTurnResult, type TurnEvent, type TurnHandle } from '@kosong/bullmq';
+import { TurnQueue, type QueuedTurnResult, type TurnEvent, type TurnHandle, type TurnOptions } from '@kosong/bullmq';
 import type { AgentEvent, ApprovalCallback, ApprovalDecision, PendingApproval } from '@kosong/core';
 import type { TurnOutcome } from './cli-session.js';
 import type { Renderer } from './render/renderer.js';
@@ -67,7 +67,7 @@ export class RemoteCliSession {
     renderer.turnStart(input);
     try {
       const { systemPrompt, maxSteps } = this.options;
-      const options = { maxSteps, ...(systemPrompt === undefined ? {} : { systemPrompt }) };
+      const options: TurnOptions = { maxSteps, ...(systemPrompt === undefined ? {} : { systemPrompt }) };
       if (this.waiting) {
         renderer.info('calls of the last turn still wait for approval: deciding them first');
         const earlier = await this.settle(this.waiting, options);
@@ -97,7 +97,7 @@ export class RemoteCliSession {
   }
 
   /** How a followed turn ends: its calls that wait decided first. */
-  private async outcome(followed: FollowedTurn, options: { maxSteps: number; systemPrompt?: string }): Promise<TurnOutcome> {
+  private async outcome(followed: FollowedTurn, options: TurnOptions): Promise<TurnOutcome> {
     if (typeof followed === 'string') return followed;
     if ('waiting' in followed) return this.settle(followed.waiting, options);
     this.options.renderer.turnFailed(followed.blocked);
@@ -105,7 +105,7 @@ export class RemoteCliSession {
   }
 
   /** Decides about the waiting calls and follows the resumption, until the turn ends without any. */
-  private async settle(waiting: QueuedTurnResult, options: { maxSteps: number; systemPrompt?: string }): Promise<TurnOutcome> {
+  private async settle(waiting: QueuedTurnResult, options: TurnOptions): Promise<TurnOutcome> {
     const { renderer } = this.options;
     for (let result = waiting; ; ) {
       this.waiting = result;

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { ApprovalDecision, Message } from '@kosong/core';
+import type { ApprovalDecision, Message, RunnerOptions, StepOptions } from '@kosong/core';
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { SignedDecisions } from './approval-signature.js';
@@ -20,14 +20,18 @@ export const TURN_TTL_SECONDS = 86_400;
 /** The name of every turn's job in the turn queue. */
 const TURN_JOB_NAME = 'turn';
 
-/** Options of one queued turn, applied by the worker. */
-export interface TurnOptions {
-  /** The system prompt (default: the worker's). */
-  readonly systemPrompt?: string;
-  /** Steps of the turn at most, counting those before a recovery (default: the worker's). */
+/**
+ * Options of one queued turn, applied by the worker (plain JSON: they travel in the turn's job).
+ * `systemPrompt` is `step()`'s (see `StepOptions`), the system prompt of each step of the turn
+ * (default: the worker's); `provider` is a kernel runner's (see `RunnerOptions`), whose default is
+ * the tenant's provider, else the worker kernel's default.
+ */
+export interface TurnOptions extends Partial<Pick<StepOptions, 'systemPrompt'>>, Pick<RunnerOptions, 'provider'> {
+  /**
+   * Steps of the turn at most, counting those before a recovery (default: the worker's
+   * `AgentWorkerOptions.maxSteps`); the agent's `maxSteps` for the steps left.
+   */
   readonly maxSteps?: number;
-  /** A registered provider's name (default: the tenant's, else the worker kernel's default). */
-  readonly provider?: string;
 }
 
 const TURN_OPTIONS: KnownOptions<TurnOptions> = { systemPrompt: true, maxSteps: true, provider: true };

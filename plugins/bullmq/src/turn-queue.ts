@@ -30,6 +30,7 @@ export interface TurnSubmission {
   readonly session: string;
   /** The user's message (text), or messages. */
   readonly input: string | Message | readonly Message[];
+  /** The turn's system prompt, step limit and provider (each left out: the worker's). */
   readonly options?: TurnOptions;
 }
 
@@ -54,6 +55,7 @@ export interface TurnResumption {
    * queued or running, since the step that will wait is not known yet.
    */
   readonly pendingApprovals?: readonly PendingApproval[];
+  /** The resumed turn's system prompt, step limit and provider (each left out: the worker's). */
   readonly options?: TurnOptions;
 }
 
