@@ -46,79 +46,53 @@ void [_stepOptions, _runnerOptions, _runOptions, _agentOptions, _stepFunction];
 
 describe('step options', () => {
   describe('onPart, and onMessagePart its deprecated alias', () => {
-    it('onPart gets each streamed part, frozen; its failure is reported as options.onPart', async () => {
-      const seen: string[] = [];
-      const reports: HookErrorReport[] = [];
-      await step({
-        ...base,
-        provider: new MockChatProvider([textPart('a'), textPart('b')]),
-        toolset: new FakeToolset(),
-        onPart: (part) => {
+    for (const name of ['onPart', 'onMessagePart'] as const) {
+      it(`${name} gets each streamed part, frozen; its failure is reported under the name it was given (options.${name})`, async () => {
+        const seen: string[] = [];
+        const reports: HookErrorReport[] = [];
+        const callback = (part: StreamedMessagePart): void => {
           seen.push(text(part));
           expect(Object.isFrozen(part)).to.equal(true);
           if (text(part) === 'b') throw new Error('kaput');
-        },
-        onHookError: (report) => void reports.push(report),
+        };
+        await step({
+          ...base,
+          provider: new MockChatProvider([textPart('a'), textPart('b')]),
+          toolset: new FakeToolset(),
+          ...(name === 'onPart' ? { onPart: callback } : { onMessagePart: callback }),
+          onHookError: (report) => void reports.push(report),
+        });
+        expect(seen).to.deep.equal(['a', 'b']);
+        expect(reports.map((r) => `${r.plugin}.${r.hook} ${r.kind}`)).to.deep.equal([`options.${name} threw`]);
       });
-      expect(seen).to.deep.equal(['a', 'b']);
-      expect(reports.map((r) => `${r.plugin}.${r.hook} ${r.kind}`)).to.deep.equal(['options.onPart threw']);
-    });
+    }
 
-    it('onMessagePart still gets each part, and its failure is reported under the name it was given', async () => {
-      const seen: string[] = [];
-      const reports: HookErrorReport[] = [];
-      await step({
-        ...base,
-        provider: new MockChatProvider([textPart('a'), textPart('b')]),
-        toolset: new FakeToolset(),
-        onMessagePart: (part) => {
-          seen.push(text(part));
-          if (text(part) === 'b') throw new Error('kaput');
-        },
-        onHookError: (report) => void reports.push(report),
-      });
-      expect(seen).to.deep.equal(['a', 'b']);
-      expect(reports.map((r) => `${r.plugin}.${r.hook} ${r.kind}`)).to.deep.equal(['options.onMessagePart threw']);
-    });
-
-    it('both given: step() rejects with a TypeError naming both, before anything runs', async () => {
-      const provider = new MockChatProvider([textPart('a')]);
+    /** Both names given, to `step()` or to a kernel runner's step: a TypeError naming both, and nothing ran. */
+    async function refusesBoth(run: (options: Pick<StepOptions, 'onPart' | 'onMessagePart' | 'hooks'>) => Promise<unknown>): Promise<void> {
       const recorder = recordingHooks();
       const called: string[] = [];
-      const error = await step({
-        ...base,
-        provider,
-        toolset: new FakeToolset(),
-        onPart: () => void called.push('onPart'),
-        onMessagePart: () => void called.push('onMessagePart'),
-        hooks: [recorder.entry],
-      }).then(
+      const error = await run({ onPart: () => void called.push('onPart'), onMessagePart: () => void called.push('onMessagePart'), hooks: [recorder.entry] }).then(
         () => undefined,
         (e: unknown) => e,
       );
       expect(error).to.be.instanceOf(TypeError);
       expect((error as Error).message).to.include('onPart').and.to.include('onMessagePart');
-      expect(provider.generateCalls).to.equal(0);
       expect(recorder.events).to.deep.equal([]);
       expect(called).to.deep.equal([]);
+    }
+
+    it('both given: step() rejects with a TypeError naming both, before anything runs', async () => {
+      const provider = new MockChatProvider([textPart('a')]);
+      await refusesBoth((options) => step({ ...base, provider, toolset: new FakeToolset(), ...options }));
+      expect(provider.generateCalls).to.equal(0);
     });
 
     it("both given to a kernel runner's step: the same TypeError; the step's lease is given back", async () => {
       const provider = new MockChatProvider([textPart('a')]);
-      const recorder = recordingHooks();
       const kernel = new Kernel();
-      await kernel.use(definePlugin({ name: 'mock', setup: (ctx) => (ctx.bindChatProvider('mock', provider), ctx.bindHooks(recorder.entry.hooks)) }));
-      const error = await kernel
-        .runner()
-        .step({ ...base, onPart: () => undefined, onMessagePart: () => undefined })
-        .then(
-          () => undefined,
-          (e: unknown) => e,
-        );
-      expect(error).to.be.instanceOf(TypeError);
-      expect((error as Error).message).to.include('onPart').and.to.include('onMessagePart');
+      await kernel.use(definePlugin({ name: 'mock', setup: (ctx) => ctx.bindChatProvider('mock', provider) }));
+      await refusesBoth((options) => kernel.runner().step({ ...base, ...options }));
       expect(provider.generateCalls).to.equal(0);
-      expect(recorder.events).to.deep.equal([]);
       // A lease still held would keep dispose waiting for a step that never ends.
       const disposed = await Promise.race([kernel.dispose().then(() => true), sleep(1_000).then(() => false)]);
       expect(disposed).to.equal(true);
