@@ -134,9 +134,10 @@ export interface AgentRetry {
  * Options of one {@link Agent.run}. `signal`, `hooks`, `generation`, `onApproval`, `context` and
  * `output` are `step()`'s (see {@link StepOptions}), given to every step of the turn: `signal` also
  * aborts a retry wait, and nothing of an aborted step is saved; `hooks` are added to each step's
- * (after a kernel scope's hooks); the turn's `generation` is merged over the agent's (the turn's win, field by field); its `onApproval`
- * and `output` win over the agent's. `context` is the turn's run context (the user, their auth, a
- * database handle), not the conversation (that is {@link AgentOptions.context}).
+ * (after a kernel scope's hooks); the turn's `generation` is merged over the agent's (the turn's
+ * win, field by field); its `onApproval` and `output` win over the agent's. `context` is the turn's
+ * run context (the user, their auth, a database handle), not the conversation (that is
+ * {@link AgentOptions.context}).
  *
  * @typeParam S - the turn's structured output schema, when one is asked for.
  */
