@@ -2,7 +2,6 @@ import type { Message, Tool } from '@kosong/core';
 import {
   BaseChatProvider,
   credentialHeaderValues,
-  IdleTimer,
   type GenerationOptions,
   type ProviderGenerateOptions,
   type Secrets,
@@ -15,6 +14,7 @@ import { callOptions } from './call-options.js';
 import { aiSdkErrorConverter, environmentSecrets, modelSecrets, withSecrets } from './convert-error.js';
 import type { AiSdkLanguageModel, SpecificationVersion } from './language-model.js';
 import { PartConverter } from './part-converter.js';
+import { SilenceWatchdog } from './silence-watchdog.js';
 import { toPrompt } from './prompt.js';
 import type { ProviderOptions } from './provider-metadata.js';
 import { specifiedModel, type SpecifiedModel } from './specified-model.js';
@@ -52,8 +52,9 @@ export interface AiSdkProviderOptions {
   /** HTTP headers of every call (the model's own are sent too). Credential-like ones are redacted from errors. */
   readonly headers?: Readonly<Record<string, string>>;
   /**
-   * The longest wait for the model, in ms: for the stream to start, and for each next part of it;
-   * then the request is aborted and the call fails with an `APITimeoutError`. Default 10 minutes.
+   * The longest silence of the model, in ms: waiting for the stream to start, or for its next part;
+   * then the request is aborted and the call fails with an `APITimeoutError`. Checked every
+   * `timeoutMs`, so it fires after 1 to 2 × `timeoutMs` of silence. Default 10 minutes.
    */
   readonly timeoutMs?: number;
   /**
@@ -141,9 +142,9 @@ export class AiSdkChatProvider extends BaseChatProvider {
     const onAbort = (): void => request.abort(signal!.reason);
     signal?.addEventListener('abort', onAbort, { once: true });
     const release = (): void => signal?.removeEventListener('abort', onAbort);
-    const timer = new IdleTimer(this.timeoutMs, () => request.abort(timeoutError(this.timeoutMs)));
+    const timer = new SilenceWatchdog(this.timeoutMs, () => request.abort(timeoutError(this.timeoutMs)));
     let result: { readonly stream: ReadableStream<unknown>; readonly response?: { readonly headers?: Readonly<Record<string, string | undefined>> } };
-    timer.waiting();
+    timer.waiting = true;
     try {
       // every spec's call options are the v4 ones but for the fields the bridge sets only for v4 (`reasoning`)
       result = await untilAborted<typeof result>(model.doStream(call as never), request.signal);
@@ -152,7 +153,8 @@ export class AiSdkChatProvider extends BaseChatProvider {
       release();
       throw signal?.aborted ? signal.reason : timer.fired ? timeoutError(this.timeoutMs) : await this.convertError(error);
     } finally {
-      timer.idle();
+      timer.waiting = false;
+      timer.received();
     }
     return new AiSdkStream({
       stream: result.stream,

@@ -4,9 +4,10 @@
  * @module
  */
 import type { StreamedMessagePart } from '@kosong/core';
-import { APITimeoutError, ChatProviderError, type FinishReason, type IdleTimer, type StreamedMessage, type TokenUsage } from '@kosong/core/provider-kit';
+import { APITimeoutError, ChatProviderError, type FinishReason, type StreamedMessage, type TokenUsage } from '@kosong/core/provider-kit';
 
 import type { ProviderMetadata } from './provider-metadata.js';
+import type { SilenceWatchdog } from './silence-watchdog.js';
 
 /** What turns the parts of the model's stream into kosong parts (`PartConverter`), and what it learns of the message. */
 export interface StreamConverter {
@@ -36,8 +37,8 @@ export interface AiSdkStreamSource {
   readonly request: AbortController;
   /** Called once when the stream is done with the request, however it ended (e.g. to stop watching the caller's signal). */
   readonly release: () => void;
-  /** The idle timer of the call, already running (it timed the request until the stream came). */
-  readonly timer: IdleTimer;
+  /** The timeout of the call, already running (it timed the request until the stream came). */
+  readonly timer: SilenceWatchdog;
   /** The converter of the stream's parts. */
   readonly converter: StreamConverter;
   /** Maps a failure (a broken stream, an `error` part, an incomplete response) to the error to throw. Not called for an abort or the idle timeout. */
@@ -108,61 +109,116 @@ export class AiSdkStream implements StreamedMessage {
   [Symbol.asyncIterator](): AsyncIterator<StreamedMessagePart> {
     if (this.#iterated) throw new ChatProviderError('An AI SDK stream can be read only once');
     this.#iterated = true;
-    return read(this.#source);
+    return new PartReader(this.#source);
   }
 }
 
-async function* read(source: AiSdkStreamSource): AsyncGenerator<StreamedMessagePart, void, undefined> {
-  const { signal, request, timer, converter } = source;
-  const reader = source.stream.getReader();
-  // A model that does not watch its signal still stops: the pending read ends at once.
-  const cancel = (): void => void reader.cancel(request.signal.reason).catch(() => undefined);
-  request.signal.addEventListener('abort', cancel, { once: true });
-  const stopped = (): unknown => (signal?.aborted ? signal.reason : timer.fired ? timeoutError(timer.ms) : undefined);
-  const fail = async (error: unknown): Promise<unknown> => stopped() ?? (await source.convertError(error));
-  const out: StreamedMessagePart[] = [];
-  let complete = false;
-  try {
-    for (;;) {
-      if (signal?.aborted) throw signal.reason;
-      let read: Awaited<ReturnType<typeof reader.read>>;
-      timer.waiting();
-      try {
-        read = await reader.read();
-      } catch (error) {
-        throw await fail(error);
-      } finally {
-        timer.idle();
-      }
-      const stop = stopped();
-      if (stop !== undefined) throw stop;
-      if (read.done) break;
-      let failure: { readonly error: unknown } | undefined;
-      try {
-        converter.push(read.value, out);
-      } catch (error) {
-        failure = { error };
-      }
-      // the parts before a failing one come first
-      for (let i = 0; i < out.length; i++) yield out[i]!;
-      out.length = 0;
-      if (failure !== undefined) throw await fail(failure.error);
-    }
+const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
+
+/**
+ * The read loop, as a plain iterator (not an async generator: one promise less a part): each
+ * `next()` hands out the next converted part, reading the model's stream when none is left.
+ */
+class PartReader implements AsyncIterator<StreamedMessagePart, undefined> {
+  readonly #source: AiSdkStreamSource;
+  readonly #reader: ReadableStreamDefaultReader<unknown>;
+  /** The parts of the last stream part read, handed out from `#index` on. */
+  readonly #out: StreamedMessagePart[] = [];
+  #index = 0;
+  /** An error to throw once the parts before it are handed out. */
+  #failure: { readonly error: unknown } | undefined;
+  #complete = false;
+  #closed = false;
+  /** A model that does not watch its signal still stops: the pending read ends at once. */
+  readonly #cancel = (): void => void this.#reader.cancel(this.#source.request.signal.reason).catch(() => undefined);
+
+  constructor(source: AiSdkStreamSource) {
+    this.#source = source;
+    this.#reader = source.stream.getReader();
+    source.request.signal.addEventListener('abort', this.#cancel, { once: true });
+  }
+
+  next(): Promise<IteratorResult<StreamedMessagePart, undefined>> {
+    if (this.#index < this.#out.length) return Promise.resolve({ done: false, value: this.#out[this.#index++]! });
+    return this.#more();
+  }
+
+  /** The consumer left the loop: the request is aborted unless the stream was read to its end. */
+  return(): Promise<IteratorResult<StreamedMessagePart, undefined>> {
+    this.#close();
+    return Promise.resolve(DONE);
+  }
+
+  async #more(): Promise<IteratorResult<StreamedMessagePart, undefined>> {
+    const { signal, timer, converter } = this.#source;
+    const out = this.#out;
     try {
-      converter.end(out);
+      if (this.#failure !== undefined) throw this.#failure.error;
+      if (this.#closed) return DONE;
+      for (;;) {
+        out.length = 0;
+        this.#index = 0;
+        if (signal?.aborted) throw signal.reason;
+        let read: Awaited<ReturnType<ReadableStreamDefaultReader<unknown>['read']>>;
+        timer.waiting = true;
+        try {
+          read = await this.#reader.read();
+        } catch (error) {
+          throw await this.#fail(error);
+        } finally {
+          timer.waiting = false;
+          timer.received();
+        }
+        const stop = this.#stopped();
+        if (stop !== undefined) throw stop;
+        if (read.done) {
+          try {
+            converter.end(out);
+          } catch (error) {
+            throw await this.#fail(error);
+          }
+          this.#complete = true;
+          this.#close();
+          return out.length > 0 ? { done: false, value: out[this.#index++]! } : DONE;
+        }
+        try {
+          converter.push(read.value, out);
+        } catch (error) {
+          // the parts before a failing one come first
+          this.#failure = { error: await this.#fail(error) };
+        }
+        if (out.length > 0) return { done: false, value: out[this.#index++]! };
+        if (this.#failure !== undefined) throw this.#failure.error;
+      }
     } catch (error) {
-      throw await fail(error);
+      this.#failure = undefined;
+      this.#close();
+      throw error;
     }
-    complete = true;
-    for (const part of out) yield part;
-  } finally {
+  }
+
+  /** Why the stream stops, if it must: the caller's abort, or the timeout. */
+  #stopped(): unknown {
+    const { signal, timer } = this.#source;
+    return signal?.aborted ? signal.reason : timer.fired ? timeoutError(timer.ms) : undefined;
+  }
+
+  async #fail(error: unknown): Promise<unknown> {
+    return this.#stopped() ?? (await this.#source.convertError(error));
+  }
+
+  /** Done with the request, however the stream ended (once). */
+  #close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    const { request, timer } = this.#source;
     timer.stop();
-    request.signal.removeEventListener('abort', cancel);
-    if (!complete) {
+    request.signal.removeEventListener('abort', this.#cancel);
+    if (!this.#complete) {
       request.abort(new ChatProviderError('The stream was not read to its end'));
-      reader.cancel().catch(() => undefined);
+      this.#reader.cancel().catch(() => undefined);
     }
-    source.release();
+    this.#source.release();
   }
 }
 
