@@ -5,6 +5,7 @@
  * @module
  */
 import type { Suite } from '../harness.js';
+import { aiSdkSuite } from './ai-sdk/index.js';
 import { anthropicSuite } from './anthropic/index.js';
 import { argumentsSuite } from './arguments/index.js';
 import { coldStartSuite } from './cold-start/index.js';
@@ -37,6 +38,7 @@ export const suites: readonly Suite[] = [
   argumentsSuite,
   distributedSuite,
   ledgerSuite,
+  aiSdkSuite,
 ];
 
 /** The suite called `name`; throws if there is none. */
