@@ -5,6 +5,7 @@
  * @module
  */
 import { InvalidGenerationOptionError, validateGenerationOptions } from '@kosong/core/runtime';
+import { DEFAULT_MAX_STEPS } from '@kosong/core';
 import { Command, InvalidArgumentError } from 'commander';
 import { defaultSystemPrompt, type GlobalOptions } from './cli-options.js';
 import { cliVersion } from './cli-version.js';
@@ -30,7 +31,7 @@ const program = new Command()
     '--allow-bash',
     'let the bash tool run any command in the working directory without asking (default: on a terminal, ask before each command; elsewhere, and with --json, refuse it)',
   )
-  .option('--max-steps <n>', 'steps per turn at most', positiveInteger, 25)
+  .option('--max-steps <n>', 'steps per turn at most', positiveInteger, DEFAULT_MAX_STEPS)
   .option('--system <prompt>', 'the system prompt')
   .option('--redis <url>', 'run the turns on `kosong worker` processes through this Redis (redis://host:port); --session then names the session in Redis')
   .option('--max-tokens <n>', 'cap on the tokens of each response (thinking included where the provider counts it)', generationValue('maxOutputTokens'))

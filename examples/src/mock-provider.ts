@@ -13,9 +13,9 @@ const provider = new MockChatProvider(parts, {
 });
 
 let streamed = '';
-const onMessagePart = (part: StreamedMessagePart): void => void (part.type === 'text' && (streamed += part.text));
+const onPart = (part: StreamedMessagePart): void => void (part.type === 'text' && (streamed += part.text));
 try {
-  await generate({ provider, systemPrompt: '', history: [], onMessagePart });
+  await generate({ provider, systemPrompt: '', history: [], onPart });
 } catch (error) {
   console.log(`${streamed} | ${(error as Error).name}: ${(error as Error).message}`); // Hello, world | APIConnectionError: reset
 }

@@ -75,7 +75,7 @@ const result = await step({
   systemPrompt: 'You are a helpful assistant.',
   toolset,
   history: [{ role: 'user', content: [textPart('What is the weather in Paris and Tokyo?')] }],
-  onMessagePart: (part) => {
+  onPart: (part) => {
     if (part.type === 'text') log(`model text  ${JSON.stringify(part.text)}`);
     else if (part.type === 'think') log(`model think ${JSON.stringify(part.think)}`);
     else if (part.type === 'function') log(`model calls ${part.function.name} (${part.id})`);

@@ -80,6 +80,19 @@ describe('generate()', () => {
     ]);
   });
 
+  it('onPart is the name of the part callback (as for step); onMessagePart still works; both at once is a TypeError before the provider is asked', async () => {
+    const parts = [textPart('Hi'), textPart(' there')];
+    const seen: string[] = [];
+    await run(parts, { onPart: (part) => void seen.push(`new:${part.type}`) });
+    await run(parts, { onMessagePart: (part) => void seen.push(`old:${part.type}`) });
+    expect(seen).to.deep.equal(['new:text', 'new:text', 'old:text', 'old:text']);
+    const provider = new MockChatProvider(parts);
+    const both = await generate({ provider, systemPrompt: '', history, onPart: () => undefined, onMessagePart: () => undefined }).catch((e: unknown) => e);
+    expect(both).to.be.instanceOf(TypeError);
+    expect((both as Error).message).to.match(/both onPart and onMessagePart/);
+    expect(provider.requests).to.have.length(0);
+  });
+
   it('hands onToolCall a frozen call: the callback cannot change the message\'s call', async () => {
     const reports: HookErrorReport[] = [];
     const result = await run([toolCall('a', 'get_weather', null), toolCallPart('{"city":'), toolCallPart('"Paris"}')], {

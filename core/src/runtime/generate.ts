@@ -36,9 +36,19 @@ export interface GenerateOptions<S extends OutputOption | undefined = OutputOpti
    * (with the text and the issues) when the answer is not such JSON.
    */
   readonly output?: S;
-  /** Each streamed part, before merging. Awaited; the part is frozen and never changes. */
+  /** Each streamed part, before merging; the part is frozen and never changes. Awaited: the stream waits for it (as for `step`). */
+  readonly onPart?: (part: StreamedMessagePart) => void | Promise<void>;
+  /**
+   * The former name of {@link GenerateOptions.onPart}, still honoured (its failures are reported as
+   * `options.onMessagePart`).
+   *
+   * @deprecated Use `onPart`. Giving both is a `TypeError`: nothing is generated.
+   */
   readonly onMessagePart?: (part: StreamedMessagePart) => void | Promise<void>;
-  /** Each complete tool call, as soon as the next part does not merge into it (or the stream ends). Awaited. */
+  /**
+   * Each complete tool call, as soon as the next part does not merge into it (or the stream ends).
+   * Not awaited by the stream (as for `step`); `generate` resolves only after it settled.
+   */
   readonly onToolCall?: (toolCall: ToolCall) => void | Promise<void>;
   /** Receives callback failures; default: one line on stderr. */
   readonly onHookError?: HookErrorHandler;
@@ -56,12 +66,16 @@ export interface GenerateOptions<S extends OutputOption | undefined = OutputOpti
  * @throws {@link APIEmptyResponseError} when the response has no content, or only thinking.
  * @throws {@link StructuredOutputError} when structured output was asked for and the answer does not match.
  * @throws the provider's {@link ChatProviderError} unchanged, or the signal's reason on abort.
+ * @throws TypeError when both `onPart` and its deprecated alias `onMessagePart` are given.
  */
 export async function generate<S extends OutputOption | undefined = undefined>(options: GenerateOptions<S>): Promise<GenerateResult<InferOutput<S>>> {
+  const { onPart, onMessagePart, onToolCall } = options;
+  if (onPart !== undefined && onMessagePart !== undefined) {
+    throw new TypeError('generate(): both onPart and onMessagePart are given; onMessagePart is the deprecated name of onPart: give onPart only');
+  }
   const output = options.output === undefined ? undefined : await resolveOutput(options.output);
-  const { onMessagePart, onToolCall } = options;
   const guard = HookGuard.forStep(randomUUID(), { provider: options.provider, onHookError: options.onHookError, hookTimeoutMs: options.hookTimeoutMs });
-  const partSlot = onMessagePart && hookSlot('options', 'onMessagePart', onMessagePart);
+  const partSlot = onPart ? hookSlot('options', 'onPart', onPart) : onMessagePart && hookSlot('options', 'onMessagePart', onMessagePart);
   const callSlot = onToolCall && hookSlot('options', 'onToolCall', onToolCall);
   const toolCallsDelivered: Promise<void>[] = [];
   const result = await streamMessage(

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import { addUsage, tokenUsage, type AgentRunOptions, type AgentTurnResult, type Kernel, type PendingStep, type TokenUsage } from '@kosong/core';
+import { DEFAULT_MAX_STEPS, addUsage, tokenUsage, type AgentRunOptions, type AgentTurnResult, type Kernel, type PendingStep, type TokenUsage } from '@kosong/core';
 import { DelayedError, Queue, UnrecoverableError, WaitingError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { DEFAULT_APPROVAL_MAX_AGE_MS, checkSecretOption, secretFor, verifyDecisions, type ApprovalSecretOption } from './approval-signature.js';
@@ -27,7 +27,7 @@ export interface AgentWorkerOptions {
   readonly concurrency?: number;
   /** System prompt of turns that give none (default `''`). */
   readonly systemPrompt?: string;
-  /** Steps per turn at most, for turns that give no `maxSteps` (default 25). */
+  /** Steps per turn at most, for turns that give no `maxSteps` (default core's `DEFAULT_MAX_STEPS`, as for an `Agent`). */
   readonly maxSteps?: number;
   /**
    * How long a turn's job lock and its session lease last without renewal (default 30 s, renewed
@@ -334,7 +334,7 @@ export class AgentWorker {
     });
     await context.restore();
     const progress = await context.turnProgress();
-    const maxSteps = turn.options.maxSteps ?? this.options.maxSteps ?? 25;
+    const maxSteps = turn.options.maxSteps ?? this.options.maxSteps ?? DEFAULT_MAX_STEPS;
     const plan = planTurn({ ...progress, history: context.history }, context.pendingStep, { ...turn, attempt, ledgerTurn, maxSteps });
     if (plan.kind === 'resume') {
       this.#checkSignature(turn, plan.pending);

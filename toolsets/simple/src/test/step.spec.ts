@@ -89,7 +89,7 @@ describe('SimpleToolset under step()', () => {
       ...base,
       provider,
       toolset: new SimpleToolset([slow], { maxConcurrency: 2 }),
-      onMessagePart: (part) => {
+      onPart: (part) => {
         if (part.type === 'text') events.push(`part ${part.text}`);
       },
     });
