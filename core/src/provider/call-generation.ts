@@ -8,24 +8,10 @@
  */
 
 import type { Tool } from '../tooling/tool.js';
-import type { ChatProvider, ProviderGenerateOptions } from './chat-provider.js';
+import type { ChatProvider, ProviderGenerateOptions, ResolvedGeneration } from './chat-provider.js';
 import { resolveGenerationOptions, type GenerationOptions } from './generation-options.js';
 
-/**
- * The generation options of one call as core resolved them: the provider's own options with the
- * call's merged over them, checked, with `toolChoice` checked against the request's tools. What they
- * were resolved from is kept, so that a provider can tell whether they are its own: a wrapper that
- * hands the options on to another provider (with options of its own, or other tools) must not make
- * that one use them.
- */
-export interface ResolvedGeneration {
-  /** The options the provider honours for this call (frozen). */
-  readonly options: GenerationOptions;
-  /** The provider's own options they were resolved from: `provider.generation`, compared by identity. */
-  readonly configured: GenerationOptions;
-  /** The tools `toolChoice` was checked against: the request's `tools`, compared by identity. */
-  readonly tools: readonly Tool[];
-}
+export type { ResolvedGeneration } from './chat-provider.js';
 
 /**
  * What core does before it calls `provider.generate`: the call's options merged over the provider's

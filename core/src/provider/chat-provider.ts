@@ -1,10 +1,25 @@
 import type { Message } from '../message/message.js';
 import type { StreamedMessagePart } from '../message/parts.js';
 import type { Tool } from '../tooling/tool.js';
-import type { ResolvedGeneration } from './call-generation.js';
 import type { GenerationOptions } from './generation-options.js';
 import type { OutputFormat } from './output-format.js';
 import type { TokenUsage } from './token-usage.js';
+
+/**
+ * The generation options of one call as core resolved them: the provider's own options with the
+ * call's merged over them, checked, with `toolChoice` checked against the request's tools. What they
+ * were resolved from is kept, so that a provider can tell whether they are its own: a wrapper that
+ * hands the options on to another provider (with options of its own, or other tools) must not make
+ * that one use them.
+ */
+export interface ResolvedGeneration {
+  /** The options the provider honours for this call (frozen). */
+  readonly options: GenerationOptions;
+  /** The provider's own options they were resolved from: `provider.generation`, compared by identity. */
+  readonly configured: GenerationOptions;
+  /** The tools `toolChoice` was checked against: the request's `tools`, compared by identity. */
+  readonly tools: readonly Tool[];
+}
 
 /**
  * How hard the model should think. Providers map it to their own knobs and clamp levels they lack
