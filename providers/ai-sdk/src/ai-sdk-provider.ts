@@ -18,6 +18,7 @@ import { SilenceWatchdog } from './silence-watchdog.js';
 import { toPrompt } from './prompt.js';
 import type { ProviderOptions } from './provider-metadata.js';
 import { specifiedModel, type SpecifiedModel } from './specified-model.js';
+import type { SpecSettings } from './spec-settings.js';
 
 /** The default of {@link AiSdkProviderOptions.timeoutMs}: 10 minutes, as the official SDKs wait. */
 export const DEFAULT_AI_SDK_TIMEOUT_MS = 600_000;
@@ -49,6 +50,11 @@ export interface AiSdkProviderOptions {
    * specs have no such field, refuses a thinking effort.
    */
   readonly thinking?: (effort: ThinkingEffort) => ProviderOptions;
+  /**
+   * Call options of the AI SDK spec that kosong has no neutral option for (`topK`,
+   * `presencePenalty`, `frequencyPenalty`), sent with every call as they are.
+   */
+  readonly settings?: SpecSettings;
   /** HTTP headers of every call (the model's own are sent too). Credential-like ones are redacted from errors. */
   readonly headers?: Readonly<Record<string, string>>;
   /**
@@ -81,6 +87,7 @@ export class AiSdkChatProvider extends BaseChatProvider {
   private readonly specified: SpecifiedModel;
   private readonly providerOptions: AiSdkProviderOptions['providerOptions'];
   private readonly thinkingOptions: AiSdkProviderOptions['thinking'];
+  private readonly settings: SpecSettings | undefined;
   private readonly headers: Readonly<Record<string, string>> | undefined;
   private readonly timeoutMs: number;
   private readonly givenSecrets: readonly string[];
@@ -95,6 +102,7 @@ export class AiSdkChatProvider extends BaseChatProvider {
     this.modelName = model.modelId;
     this.providerOptions = options.providerOptions;
     this.thinkingOptions = options.thinking;
+    this.settings = options.settings;
     this.headers = options.headers;
     this.timeoutMs = Math.min(options.timeoutMs ?? DEFAULT_AI_SDK_TIMEOUT_MS, 2 ** 31 - 1);
     this.givenSecrets = options.secrets ?? [];
@@ -136,6 +144,7 @@ export class AiSdkChatProvider extends BaseChatProvider {
       thinkingEffort: this.thinkingEffort,
       thinkingOptions: this.thinkingEffort === undefined ? undefined : this.thinkingOptions?.(this.thinkingEffort),
       providerOptions: typeof this.providerOptions === 'function' ? this.providerOptions({ systemPrompt, tools, history, generation, thinkingEffort: this.thinkingEffort }) : this.providerOptions,
+      settings: this.settings,
       headers: this.headers,
       abortSignal: request.signal,
     });

@@ -20,6 +20,7 @@ import type { JsonObject, Tool } from '@kosong/core';
 import type { SpecificationVersion } from './language-model.js';
 import type { Prompt } from './prompt.js';
 import type { ProviderOptions } from './provider-metadata.js';
+import type { SpecSettings } from './spec-settings.js';
 
 /** What a call is made of, for {@link callOptions}. */
 export interface CallInput {
@@ -37,6 +38,8 @@ export interface CallInput {
   /** Provider options of the thinking effort, from the bridge's `thinking` option; `undefined` when it has none. */
   readonly thinkingOptions: ProviderOptions | undefined;
   readonly providerOptions: ProviderOptions | undefined;
+  /** Call options of the spec that kosong has no neutral option for, as given. */
+  readonly settings: SpecSettings | undefined;
   readonly headers: Readonly<Record<string, string>> | undefined;
   readonly abortSignal: AbortSignal;
 }
@@ -62,7 +65,8 @@ export interface CallOptions {
  * - the thinking effort: the bridge's `thinking` option when it has one (its provider options), else
  *   the `reasoning` field of a v4 model (`off` is `none`); for a v2 or v3 model without a `thinking`
  *   option, a `ChatProviderError` (those specs have no field for it);
- * - the provider options (the thinking's and `parallelToolCalls`'s merged under them, per provider).
+ * - the provider options (the thinking's and `parallelToolCalls`'s merged under them, per provider);
+ * - the spec's settings kosong has no neutral option for (`topK`, `presencePenalty`, `frequencyPenalty`), as given.
  *
  * @throws {UnsupportedGenerationOptionError} for `parallelToolCalls` with a provider not known to take it.
  * @throws {ChatProviderError} for a thinking effort a v2 or v3 model cannot be asked for.
@@ -70,7 +74,11 @@ export interface CallOptions {
 export function callOptions(input: CallInput): CallOptions {
   const { generation, tools, output } = input;
   const asked = new Set<string>();
-  const options: { -readonly [K in keyof LanguageModelV4CallOptions]: LanguageModelV4CallOptions[K] } = { prompt: input.prompt as LanguageModelV4CallOptions['prompt'], abortSignal: input.abortSignal };
+  const options: { -readonly [K in keyof LanguageModelV4CallOptions]: LanguageModelV4CallOptions[K] } = {
+    ...withoutUndefined(input.settings),
+    prompt: input.prompt as LanguageModelV4CallOptions['prompt'],
+    abortSignal: input.abortSignal,
+  };
   const set = (name: GenerationOptionName): boolean => {
     if (generation[name] === undefined) return false;
     asked.add(name);
@@ -134,4 +142,9 @@ function mergeOptions(base: ProviderOptions, over: ProviderOptions | undefined):
   const merged: Record<string, JsonObject> = { ...base };
   for (const [provider, values] of Object.entries(over)) merged[provider] = { ...merged[provider], ...values };
   return merged;
+}
+
+function withoutUndefined(settings: SpecSettings | undefined): SpecSettings {
+  if (settings === undefined) return {};
+  return Object.fromEntries(Object.entries(settings).filter(([, value]) => value !== undefined)) as SpecSettings;
 }

@@ -4,7 +4,7 @@
  * @module
  */
 import type { LanguageModelV2Prompt, LanguageModelV3Prompt, LanguageModelV4Prompt } from '@ai-sdk/provider';
-import { ChatProviderError, parseToolArguments, type ContentPart, type Message, type ToolCall } from '@kosong/core';
+import { ChatProviderError, type ContentPart, type JsonValue, type Message, type ToolCall } from '@kosong/core';
 
 import type { SpecificationVersion } from './language-model.js';
 import { reasoningMetadata, toolCallMetadata, type ProviderMetadata } from './provider-metadata.js';
@@ -118,9 +118,7 @@ function contentParts(version: SpecificationVersion, parts: readonly ContentPart
 }
 
 function toolCallPart(call: ToolCall): PromptPart {
-  const parsed = parseToolArguments(call.function.arguments);
-  const input = parsed.ok ? parsed.value : call.function.arguments;
-  return withOptions({ type: 'tool-call', toolCallId: call.id, toolName: call.function.name, input }, toolCallMetadata(call.extras));
+  return withOptions({ type: 'tool-call', toolCallId: call.id, toolName: call.function.name, input: callInput(call.function.arguments) }, toolCallMetadata(call.extras));
 }
 
 function toolResultPart(version: SpecificationVersion, message: Message, toolNames: ReadonlyMap<string, string>, where: string): PromptPart {
@@ -203,6 +201,16 @@ function mediaTypeOf(media: Media): string {
   const extension = /\.([a-z0-9]+)$/i.exec(new URL(media.url).pathname)?.[1]?.toLowerCase();
   const known = extension === undefined ? undefined : EXTENSION_TYPES[extension];
   return known?.startsWith(`${media.kind}/`) ? known : `${media.kind}/*`;
+}
+
+/** A call's arguments as the prompt's `input`: the JSON value (none: `{}`), or the text as it is when it is no JSON. */
+function callInput(args: string | null): JsonValue {
+  if (args === null || args === '') return {};
+  try {
+    return JSON.parse(args) as JsonValue;
+  } catch {
+    return args;
+  }
 }
 
 function withOptions(part: PromptPart, metadata: ProviderMetadata | undefined): PromptPart {

@@ -1,5 +1,5 @@
 import { ChatProviderError } from '@kosong/core/provider-kit';
-import { definePlugin, type Plugin, type ProviderPluginFactory } from '@kosong/core';
+import { definePlugin, type Plugin } from '@kosong/core';
 
 import { aiSdkProvider } from './ai-sdk-provider.js';
 import { loadAiSdkModel, parseModelSpec } from './model-loader.js';
@@ -53,12 +53,22 @@ export function aiSdkEnvironmentPlugin(options: AiSdkEnvironmentPluginOptions = 
   });
 }
 
+/** A provider programs such as the `kosong` CLI offer by name (the shape of core's `ProviderPluginFactory`). */
+export interface ProviderPluginEntry {
+  /** The name to select it by; also the name the provider is bound under. */
+  readonly name: string;
+  /** One line for a list of providers. */
+  readonly description: string;
+  /** The plugin that binds the provider (as the default provider), from the environment. */
+  create(env: Readonly<Record<string, string | undefined>>): Plugin;
+}
+
 /**
  * The provider of this package that programs such as the `kosong` CLI offer by name
  * (`kosong --provider ai-sdk --model @ai-sdk/mistral:mistral-large-latest`), configured from the
  * environment (see {@link aiSdkEnvironmentPlugin}).
  */
-export const providerPlugins: readonly ProviderPluginFactory[] = [
+export const providerPlugins: readonly ProviderPluginEntry[] = [
   {
     name: AI_SDK_PROVIDER_NAME,
     description:

@@ -128,6 +128,12 @@ describe('aiSdkProvider: the call options', () => {
     expect(v3.doStreamCalls[0]!.providerOptions).to.deep.equal({ mock: { think: true } });
   });
 
+  it('settings the spec has and kosong has no neutral option for (topK, penalties) go as they are', async () => {
+    const call = await sent(once({}), { settings: { topK: 40, presencePenalty: 0.5, frequencyPenalty: undefined } });
+    expect(call).to.include({ topK: 40, presencePenalty: 0.5 });
+    expect(call).not.to.have.property('frequencyPenalty');
+  });
+
   it('headers of the provider go with every call', async () => {
     expect((await sent(once({}), { headers: { 'x-team': 'search' } })).headers).to.deep.equal({ 'x-team': 'search' });
   });
