@@ -144,7 +144,8 @@ function mergeOptions(base: ProviderOptions, over: ProviderOptions | undefined):
   return merged;
 }
 
-function withoutUndefined(settings: SpecSettings | undefined): SpecSettings {
+/** The settings that are set (an option set to `undefined` is not sent). */
+function withoutUndefined(settings: SpecSettings | undefined): { readonly topK?: number; readonly presencePenalty?: number; readonly frequencyPenalty?: number } {
   if (settings === undefined) return {};
-  return Object.fromEntries(Object.entries(settings).filter(([, value]) => value !== undefined)) as SpecSettings;
+  return Object.fromEntries(Object.entries(settings).filter(([, value]) => value !== undefined));
 }
