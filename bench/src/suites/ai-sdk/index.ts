@@ -5,11 +5,17 @@
  *
  * @module
  */
-import type { Suite } from '../../harness.js';
+import type { Suite, VariantEntry } from '../../harness.js';
+import type * as Variants from './variants.js';
 import { AI_SDK_RESPONSE } from './workload.js';
 
 /** One `streamText` run takes about a second: 1 warm-up + 2 timed runs per process for every variant. */
 const RUNS = { warmup: 1, timed: 2 };
+
+/** A variant whose module is `variants.ts`, prepared by its export `prepare`. */
+function variant(name: string, description: string, prepare: keyof typeof Variants): VariantEntry {
+  return { name, description, load: async () => ({ prepare: (await import('./variants.js'))[prepare] }), maxRuns: RUNS };
+}
 
 export const aiSdkSuite: Suite = {
   name: 'ai-sdk',
@@ -19,31 +25,10 @@ export const aiSdkSuite: Suite = {
     '(spread evenly, arguments in 3 chunks), then finish and usage, from a local server on 127.0.0.1 in its own process, read by `@ai-sdk/openai` (`createOpenAI().chat`)',
   baseline: 'do-stream',
   variants: [
-    {
-      name: 'do-stream',
-      description: "the model's `doStream`, its stream of parts read bare (counting text, calls and arguments)",
-      load: async () => ({ prepare: (await import('./variants.js')).prepareDoStream }),
-      maxRuns: RUNS,
-    },
-    {
-      name: 'bridge',
-      description: '`aiSdkProvider(model).generate()` and `for await` over its kosong parts',
-      load: async () => ({ prepare: (await import('./variants.js')).prepareBridge }),
-      maxRuns: RUNS,
-    },
-    {
-      name: 'bridge-step',
-      description: '`step()` through the bridge, a tool per call, `await result.toolResults()`',
-      load: async () => ({ prepare: (await import('./variants.js')).prepareBridgeStep }),
-      maxRuns: RUNS,
-    },
-    {
-      name: 'stream-text',
-      description: "the AI SDK's `streamText` (ai 7) with the same model and tool, `fullStream` consumed once",
-      load: async () => ({ prepare: (await import('./variants.js')).prepareStreamText }),
-      maxRuns: RUNS,
-      baseline: 'bridge-step',
-    },
+    variant('do-stream', "the model's `doStream`, its stream of parts read bare (counting text, calls and arguments)", 'prepareDoStream'),
+    variant('bridge', '`aiSdkProvider(model).generate()` and `for await` over its kosong parts', 'prepareBridge'),
+    variant('bridge-step', '`step()` through the bridge, a tool per call, `await result.toolResults()`', 'prepareBridgeStep'),
+    { ...variant('stream-text', "the AI SDK's `streamText` (ai 7) with the same model and tool, `fullStream` consumed once", 'prepareStreamText'), baseline: 'bridge-step' },
   ],
   comparisons: [['bridge-step', 'stream-text']],
   metrics: [{ key: 'firstToolMs', label: 'first tool start (ms)', decimals: 1 }],

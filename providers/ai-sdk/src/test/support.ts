@@ -78,27 +78,23 @@ export const GO: readonly Message[] = [createMessage('user', 'go')];
 /** Reads a stream to its end or its error: the parts seen and the error, if any. */
 export async function drain(stream: StreamedMessage): Promise<{ parts: StreamedMessagePart[]; error: unknown }> {
   const parts: StreamedMessagePart[] = [];
-  try {
+  const read = async (): Promise<void> => {
     for await (const part of stream) parts.push(part);
-    return { parts, error: undefined };
-  } catch (error) {
-    return { parts, error };
-  }
+  };
+  const error = await read().then(
+    () => undefined,
+    (failure: unknown) => failure,
+  );
+  return { parts, error };
 }
 
 /** Reads a whole stream; fails the test if it throws. */
-export async function collect(stream: StreamedMessage): Promise<StreamedMessagePart[]> {
-  const { parts, error } = await drain(stream);
-  if (error !== undefined) throw error;
-  return parts;
-}
+export const collect = (stream: StreamedMessage): Promise<StreamedMessagePart[]> =>
+  drain(stream).then(({ parts, error }) => (error === undefined ? parts : Promise.reject(error)));
 
 /** The rejection of `promise` (an error if it resolves). */
-export async function rejection(promise: PromiseLike<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a rejection');
-}
+export const rejection = (promise: PromiseLike<unknown>): Promise<unknown> =>
+  Promise.resolve(promise).then(
+    () => Promise.reject(new Error('expected a rejection')),
+    (error: unknown) => error,
+  );
