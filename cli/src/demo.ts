@@ -4,11 +4,11 @@ import {
   type GenerationOptions,
   type Message,
   type Plugin,
-  type ProviderGenerateOptions,
   type StreamedMessage,
   type ThinkingEffort,
   type Tool,
 } from '@kosong/core';
+import type { ProviderGenerateOptions } from '@kosong/core/provider-kit';
 import { ScriptedEchoChatProvider } from '@kosong/provider-echo';
 
 /** The start of what the demo says to every message after its tour. */

@@ -4,7 +4,8 @@
  *
  * @module
  */
-import { InvalidGenerationOptionError, validateGenerationOptions } from '@kosong/core/runtime';
+import { InvalidGenerationOptionError } from '@kosong/core/runtime';
+import { validateGenerationOptions } from '@kosong/core/provider-kit';
 import { DEFAULT_MAX_STEPS } from '@kosong/core';
 import { Command, InvalidArgumentError } from 'commander';
 import { defaultSystemPrompt, type GlobalOptions } from './cli-options.js';

@@ -13,22 +13,19 @@
 import {
   Kernel,
   definePlugin,
-  inject,
-  injectable,
-  postConstruct,
-  preDestroy,
   textPart,
   tokenUsage,
   type ChatProvider,
   type GenerationOptions,
   type Message,
-  type ProviderGenerateOptions,
   type StepEndEvent,
   type StepHooks,
   type StreamedMessage,
   type ThinkingEffort,
   type Tool,
 } from '@kosong/core';
+import { inject, injectable, postConstruct, preDestroy } from '@kosong/core/kernel';
+import type { ProviderGenerateOptions } from '@kosong/core/provider-kit';
 import { MockChatProvider } from '@kosong/provider-echo';
 
 /** Service identifiers: a symbol and an interface (or type) of the same name. */

@@ -13,11 +13,11 @@ import {
   toolCallPart,
   toolError,
   toolOk,
-  parseToolArguments,
   inputTokens,
   tokenUsage,
   type Toolset,
 } from '@kosong/core';
+import { parseToolArguments } from '@kosong/core/toolset-kit';
 import { MockChatProvider } from '@kosong/provider-echo';
 
 const t0 = performance.now();

@@ -13,7 +13,6 @@ import {
   toolCall,
   toolError,
   toolOk,
-  toolResultToMessage,
   imageURLPart,
   APIEmptyResponseError,
   APITimeoutError,
@@ -24,6 +23,7 @@ import {
   type StreamedMessagePart,
   type Toolset,
 } from '@kosong/core';
+import { toolResultToMessage } from '@kosong/core/context-kit';
 import { MockChatProvider } from '@kosong/provider-echo';
 import { expect } from 'chai';
 import { FakeToolset, sleep } from './support.js';

@@ -11,17 +11,14 @@ import {
   toolOk,
   APIConnectionError,
   Kernel,
-  OpenStepState,
-  callRecordFromJSON,
-  callRecordToJSON,
   definePlugin,
   type AgentContext,
-  type CallRecord,
   type ChatProvider,
   type Message,
   type StreamedMessage,
   type Toolset,
 } from '@kosong/core';
+import { OpenStepState, callRecordFromJSON, callRecordToJSON, type CallRecord } from '@kosong/core/context-kit';
 import { MockChatProvider } from '@kosong/provider-echo';
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';

@@ -1,14 +1,13 @@
 import {
   ContextCorruptedError,
   LinearContext,
-  pendingStepFromJSON,
-  pendingStepToJSON,
   textPart,
   toolCall,
   tokenUsage,
   type Message,
   type PendingStep,
 } from '@kosong/core';
+import { pendingStepFromJSON, pendingStepToJSON } from '@kosong/core/context-kit';
 import { expect } from 'chai';
 import { appendFile, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -1,6 +1,7 @@
 import { inspect } from 'node:util';
 
-import { APIStatusError, ChatProviderError, REDACTED_SECRET, redactSecrets, scrubSecrets } from '@kosong/core';
+import { APIStatusError, ChatProviderError } from '@kosong/core';
+import { REDACTED_SECRET, redactSecrets, scrubSecrets } from '@kosong/core/provider-kit';
 import { expect } from 'chai';
 
 import { secretLeaks } from './secret-leaks.js';

@@ -11,10 +11,10 @@ import {
   toolCallPart,
   type CleanupEvent,
   type Message,
-  type StepHookName,
   type StreamedMessagePart,
   type ToolResult,
 } from '@kosong/core';
+import type { StepHookName } from '@kosong/core/runtime';
 import { MockChatProvider } from '@kosong/provider-echo';
 import { expect } from 'chai';
 import fc from 'fast-check';

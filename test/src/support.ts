@@ -1,8 +1,10 @@
 /**
  * Helpers shared by the cross-package tests.
  */
-import type { CleanupEvent, NamedStepHooks, StepEndEvent, StepHookName, ToolCall, ToolContext, ToolResult, Toolset } from '@kosong/core';
-import { abortableDelay, toolOk } from '@kosong/core';
+import type { CleanupEvent, NamedStepHooks, StepEndEvent, ToolCall, ToolContext, ToolResult, Toolset } from '@kosong/core';
+import type { StepHookName } from '@kosong/core/runtime';
+import { toolOk } from '@kosong/core';
+import { abortableDelay } from '@kosong/core/runtime';
 
 /** Freezes a value and everything inside it. */
 export function deepFreeze<T>(value: T): T {

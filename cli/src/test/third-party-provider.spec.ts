@@ -24,7 +24,8 @@ const CORE_DIR = fileURLToPath(new URL('../../../core/', import.meta.url));
  * `connection`, or an HTTP status), then streams one text; it says which `@kosong/core` it uses.
  */
 const ACME_PROVIDER = `
-import { APIConnectionError, APIStatusError, definePlugin, noGenerationOptions } from '@kosong/core';
+import { APIConnectionError, APIStatusError, definePlugin } from '@kosong/core';
+import { noGenerationOptions } from '@kosong/core/provider-kit';
 
 process.stderr.write('acme core: ' + import.meta.resolve('@kosong/core') + '\\n');
 const failures = (process.env.ACME_FAILURES ?? '').split(',').filter((failure) => failure !== '');

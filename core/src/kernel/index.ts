@@ -1,9 +1,18 @@
 /**
- * The kernel: plugins, scopes (the kernel's and one per tenant), step runners. Built on inversify;
- * it loads `reflect-metadata` once, so that decorated classes (`@injectable()`, `@inject(…)`) work
- * without the user importing it — as long as `@kosong/core` is imported before they are defined.
+ * `@kosong/core/kernel`: the kernel in full, for plugin authors — plugins, scopes (the kernel's and
+ * one per tenant), step runners; what the package root has of it (`Kernel`, `definePlugin`,
+ * `PluginContext`, `StepRunner`, tenants, `HookErrorSink`, `ApprovalHandler`, `ExtensionPoint`, the
+ * kernel's errors) plus inversify's decorators, the binding options' types (`ServiceClass`,
+ * `ContributionScope`, `ServiceBindingOptions`, `ProviderBindingOptions`), `ProviderPluginFactory`,
+ * the hook-error sink's pieces (`stderrHookErrorSink`, `isDisposalErrorReport`), `PluginFailure`,
+ * and, for a plugin package's own errors and options, `errorMarker` / `markError` /
+ * `hasErrorMarker` and `checkKnownOptions`.
  *
- * @module
+ * Built on inversify; it loads `reflect-metadata` once, so that decorated classes (`@injectable()`,
+ * `@inject(…)`) work without the user importing it — as long as `@kosong/core` (or this entry) is
+ * imported before they are defined.
+ *
+ * @packageDocumentation
  */
 import { createRequire } from 'node:module';
 
@@ -29,3 +38,5 @@ export { TenantId } from './tenant-id.js';
 export { HookErrorSink, isDisposalErrorReport, stderrHookErrorSink, type DisposalErrorReport } from './hook-error-sink.js';
 export { ApprovalHandler } from './approval-handler.js';
 export { KernelError, PluginError, UnknownProviderError, UnknownTenantError, type PluginFailure } from './errors.js';
+export { errorMarker, hasErrorMarker, markError } from '../error-marker.js';
+export { checkKnownOptions, type KnownOptions } from '../known-options.js';

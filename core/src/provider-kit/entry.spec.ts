@@ -34,16 +34,23 @@ describe('provider kit: the entry', () => {
     expect([...bare].filter((specifier) => !specifier.startsWith('node:'))).to.deep.equal([]);
     const lib = fileURLToPath(new URL('../', import.meta.url));
     const folders = new Set([...files].map((file) => file.slice(lib.length).split('/')[0]));
-    for (const folder of folders) expect(['provider-kit', 'provider', 'error-marker.js', 'known-options.js'], 'a module of core it loads').to.include(folder);
+    for (const folder of folders) expect(['provider-kit', 'provider', 'message', 'tooling', 'error-marker.js', 'known-options.js'], 'a module of core it loads').to.include(folder);
+    // Of the message model and the tools, only the merge rules, the parts and the arguments' parsing.
+    const leaves = [...files].map((file) => file.slice(lib.length)).filter((file) => file.startsWith('message/') || file.startsWith('tooling/'));
+    expect(leaves.sort()).to.deep.equal(['message/merge.js', 'message/parts.js', 'tooling/arguments.js']);
   });
 
-  it('hands out the plumbing and the contract, the very bindings the core root has', async () => {
+  it('hands out the plumbing and the contract: the contract the very bindings the core root has, the helpers the root has not', async () => {
     for (const name of ['BaseChatProvider', 'EventStream', 'readEventStream', 'SseJsonDecoder', 'sdkErrorConverter', 'httpStatusError', 'generationForCall', 'credentialHeaderValues']) {
       expect(kit, name).to.have.property(name);
     }
-    const root = await import('../index.js');
-    for (const name of ['ChatProviderError', 'APIStatusError', 'IdleTimer', 'scrubSecrets', 'resolveGenerationOptions', 'sameOriginRedirects', 'dropRest'] as const) {
+    const root: Record<string, unknown> = await import('../index.js');
+    for (const name of ['ChatProviderError', 'APIStatusError', 'InvalidGenerationOptionError', 'UnsupportedOutputError'] as const) {
       expect(kit[name], name).to.equal(root[name]);
+    }
+    for (const name of ['IdleTimer', 'scrubSecrets', 'resolveGenerationOptions', 'sameOriginRedirects', 'dropRest', 'mergePart', 'markError'] as const) {
+      expect(kit, name).to.have.property(name);
+      expect(root, name).to.not.have.property(name);
     }
   });
 

@@ -17,6 +17,11 @@
  *   `sameOriginRedirects` (credentials never follow a redirect to another origin), `dropRest`,
  *   {@link readBodyStart} (the start of an unexpected body, for an error).
  *
+ * - the stream's parts: {@link mergePart} (the merge rules of a stream, over a {@link PendingPart}),
+ *   `isContentPart`; {@link parseToolArguments} (a call's arguments as JSON, for the wire);
+ * - the package: {@link ProviderPluginFactory} (what a provider package's plugin function is),
+ *   `errorMarker` / `markError` / `hasErrorMarker`, {@link checkKnownOptions}.
+ *
  * It loads neither inversify nor zod. The message model (parts, messages) comes from `@kosong/core`.
  *
  * @packageDocumentation
@@ -36,6 +41,11 @@ export { feedEveryLineEnd, type SseFeed } from '../provider/sse-line-ends.js';
 export { errorChainMessages, retryAfterSeconds, transportFailureKind } from '../provider/transport-failures.js';
 export { errorMarker, hasErrorMarker, markError } from '../error-marker.js';
 export { checkKnownOptions, type KnownOptions } from '../known-options.js';
+export { mergePart, type PendingPart } from '../message/merge.js';
+export { isContentPart, type ContentPartType, type MediaURL } from '../message/parts.js';
+export type { MessageExtras } from '../message/message.js';
+export { MAX_TOOL_ARGUMENTS_LENGTH, parseToolArguments, type ParsedArguments, type ParseToolArgumentsOptions } from '../tooling/arguments.js';
+export type { ProviderPluginFactory } from '../kernel/provider-catalog.js';
 
 export { BaseChatProvider, type ProviderChanges, type ProviderState } from './base-chat-provider.js';
 export { EventStream, readEventStream, type EventStreamOptions, type EventStreamSource, type StreamDecoder, type StreamFacts } from './event-stream.js';

@@ -2,18 +2,20 @@ import { expect } from 'chai';
 
 import {
   ChatProviderError,
-  GENERATION_OPTION_NAMES,
   InvalidGenerationOptionError,
   isRetryableError,
-  mergeGenerationOptions,
-  rejectUnsupportedGenerationOptions,
-  resolveGenerationOptions,
   UnsupportedGenerationOptionError,
-  updateGenerationOptions,
-  validateGenerationOptions,
   type GenerationOptions,
   type Tool,
 } from '../index.js';
+import {
+  GENERATION_OPTION_NAMES,
+  mergeGenerationOptions,
+  rejectUnsupportedGenerationOptions,
+  resolveGenerationOptions,
+  updateGenerationOptions,
+  validateGenerationOptions,
+} from '../provider-kit/index.js';
 
 const tool = (name: string): Tool => ({ name, description: name, parameters: { type: 'object' } });
 

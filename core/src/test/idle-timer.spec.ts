@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import sinon from 'sinon';
 
-import { IdleTimer } from '../index.js';
+import { IdleTimer } from '../provider-kit/index.js';
 
 describe('IdleTimer', () => {
   let clock: sinon.SinonFakeTimers;

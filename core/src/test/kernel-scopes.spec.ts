@@ -12,19 +12,14 @@ import {
   TenantId,
   UnknownTenantError,
   definePlugin,
-  inject,
-  injectable,
-  multiInject,
-  named,
   textPart,
   type ChatProvider,
   type Plugin,
   type PluginContext,
-  type ServiceBindingOptions,
-  type ServiceClass,
   type StepHooks,
   type StreamedMessage,
 } from '../index.js';
+import { inject, injectable, multiInject, named, type ServiceBindingOptions, type ServiceClass } from '../kernel/index.js';
 
 const ApiKey = Symbol('ApiKey');
 const Db = Symbol('Db');

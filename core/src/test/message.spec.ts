@@ -4,10 +4,7 @@ import {
   audioURLPart,
   createMessage,
   extractText,
-  freezePart,
   imageURLPart,
-  isContentPart,
-  mergePart,
   textPart,
   thinkPart,
   toolCall,
@@ -19,6 +16,8 @@ import {
   type ToolCall,
   type ToolCallPart,
 } from '../index.js';
+import { freezePart } from '../runtime/index.js';
+import { isContentPart, mergePart } from '../provider-kit/index.js';
 
 /** Freezes a value and everything reachable from it; returns it. */
 function deepFreeze<T>(value: T): T {

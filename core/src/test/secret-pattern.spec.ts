@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { REDACTED_SECRET, redactSecrets, secretPattern } from '../index.js';
+import { REDACTED_SECRET, redactSecrets, secretPattern } from '../provider-kit/index.js';
 
 const KEY = 'sk-a/b c"d';
 

@@ -2,30 +2,32 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 
 import {
-  briefOf,
-  describeError,
   emptyToolset,
   imageURLPart,
+  textPart,
+  toolCall,
+  toolError,
+  toolOk,
+  type JsonValue,
+  type ToolContext,
+  type ToolReturnValue,
+} from '../index.js';
+import {
+  briefOf,
+  describeError,
   isToolResult,
   isToolReturnValue,
   MAX_TOOL_ARGUMENTS_LENGTH,
   parseToolArguments,
-  textPart,
-  toolCall,
   toolCancelled,
-  toolError,
   toolInvalidReturn,
   toolNotExecuted,
   toolNotFound,
-  toolOk,
   toolParseError,
   toolRuntimeError,
   toolValidateError,
-  type JsonValue,
   type ParsedArguments,
-  type ToolContext,
-  type ToolReturnValue,
-} from '../index.js';
+} from '../toolset-kit/index.js';
 
 /** The message JSON.parse gives for `text` (the error text parseToolArguments must pass through). */
 function jsonParseMessage(text: string): string {

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import sinon from 'sinon';
 
-import { errorChainMessages, retryAfterSeconds, transportFailureKind } from '../index.js';
+import { errorChainMessages, retryAfterSeconds, transportFailureKind } from '../provider-kit/index.js';
 
 const coded = (code: string, message = code): Error => Object.assign(new Error(message), { code });
 

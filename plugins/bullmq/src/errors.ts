@@ -1,4 +1,4 @@
-import { errorMarker, hasErrorMarker, markError } from '@kosong/core';
+import { errorMarker, hasErrorMarker, markError } from '@kosong/core/kernel';
 
 const FENCED_ERROR = errorMarker('FencedError');
 const TURN_FAILED_ERROR = errorMarker('TurnFailedError');

@@ -1,24 +1,26 @@
 import { randomUUID } from 'node:crypto';
 import {
   ApprovalPendingError,
-  OpenStepState,
   ResumeConflictError,
-  callRecordFromJSON,
-  callRecordToJSON,
   messageFromJSON,
   messageToJSON,
   pendingApprovals,
+  type AgentContext,
+  type ContextRestoreReport,
+  type Message,
+  type PendingStep,
+} from '@kosong/core';
+import {
+  OpenStepState,
+  callRecordFromJSON,
+  callRecordToJSON,
   pendingStepFromJSON,
   pendingStepToJSON,
-  type AgentContext,
   type CallLedger,
   type CallOutcomeRecord,
   type CallStartRecord,
-  type ContextRestoreReport,
-  type Message,
   type OpenStep,
-  type PendingStep,
-} from '@kosong/core';
+} from '@kosong/core/context-kit';
 import { Redis } from 'ioredis';
 import { asUnavailable, closeRedis, createRedis, type RedisConnection } from './connection.js';
 import { FencedError } from './errors.js';

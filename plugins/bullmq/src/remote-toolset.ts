@@ -1,17 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import {
-  DEFAULT_REPLAY_POLICY,
-  isReplayPolicy,
-  isToolResult,
-  toolCancelled,
-  toolInvalidReturn,
-  type ReplayPolicy,
-  type Tool,
-  type ToolCall,
-  type ToolContext,
-  type ToolResult,
-  type Toolset,
+import type {
+  ReplayPolicy,
+  Tool,
+  ToolCall,
+  ToolContext,
+  ToolResult,
+  Toolset,
 } from '@kosong/core';
+import { DEFAULT_REPLAY_POLICY, isReplayPolicy, isToolResult, toolCancelled, toolInvalidReturn } from '@kosong/core/toolset-kit';
 import { Job, Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { asUnavailable, closeOrDisconnect, closeRedis, createRedis, type RedisConnection } from './connection.js';

@@ -1,15 +1,12 @@
 import {
-  describeError,
-  isToolResult,
   toolError,
-  toolInvalidReturn,
-  toolRuntimeError,
   type ToolCall,
   type ToolContext,
   type ToolResult,
   type ToolReturnValue,
   type Toolset,
 } from '@kosong/core';
+import { describeError, isToolResult, toolInvalidReturn, toolRuntimeError } from '@kosong/core/toolset-kit';
 import { encodeName } from './keys.js';
 
 /** What a tool job carries: one call of one step, for one tenant. */

@@ -1,4 +1,5 @@
-import { isReplayPolicy, replayPolicyOf, toolCancelled, toolNotExecuted, type ReplayPolicy, type Tool, type Toolset } from '@kosong/core';
+import type { ReplayPolicy, Tool, Toolset } from '@kosong/core';
+import { isReplayPolicy, replayPolicyOf, toolCancelled, toolNotExecuted } from '@kosong/core/toolset-kit';
 import { Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { closeOrDisconnect, closeRedis, createRedis, type RedisConnection } from './connection.js';

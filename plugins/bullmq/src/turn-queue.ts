@@ -3,12 +3,12 @@ import {
   NoPendingApprovalError,
   isApprovalDecision,
   pendingApprovals,
-  pendingStepFromJSON,
   textPart,
   type ApprovalDecision,
   type Message,
   type PendingApproval,
 } from '@kosong/core';
+import { pendingStepFromJSON } from '@kosong/core/context-kit';
 import { Job, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { callsOf, checkSecretOption, secretFor, signDecisions, type ApprovalSecretOption, type SignedCall, type SignedDecisions } from './approval-signature.js';

@@ -1,4 +1,4 @@
-import { REDACTED_SECRET } from '@kosong/core';
+import { REDACTED_SECRET } from '@kosong/core/provider-kit';
 
 /**
  * What a redacted value is replaced with, by secret scrubbing, key redaction and pino path redaction

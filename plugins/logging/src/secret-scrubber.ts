@@ -1,4 +1,4 @@
-import { secretPattern } from '@kosong/core';
+import { secretPattern } from '@kosong/core/provider-kit';
 import { errorFields, isErrorLike, readProperty, setField } from './error-fields.js';
 import { DEFAULT_REDACT_KEYS, REDACTED } from './redaction-defaults.js';
 

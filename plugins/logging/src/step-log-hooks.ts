@@ -1,4 +1,5 @@
-import { inject, injectable, type CleanupEvent, type PartEvent, type RetryEvent, type StepEndEvent, type StepHooks, type StepStartEvent, type ToolCallEvent, type ToolResultEvent } from '@kosong/core';
+import type { CleanupEvent, PartEvent, RetryEvent, StepEndEvent, StepHooks, StepStartEvent, ToolCallEvent, ToolResultEvent } from '@kosong/core';
+import { inject, injectable } from '@kosong/core/kernel';
 import { StepLogger } from './step-logger.js';
 
 /**

@@ -1,10 +1,6 @@
 import {
   APIStatusError,
-  inject,
-  injectable,
   inputTokens,
-  optional,
-  preDestroy,
   type CleanupEvent,
   type ContextScope,
   type StepEndEvent,
@@ -14,8 +10,9 @@ import {
   type ToolCallEvent,
   type TokenUsage,
   type ToolResultEvent,
-  type TurnScope,
 } from '@kosong/core';
+import { inject, injectable, optional, preDestroy } from '@kosong/core/kernel';
+import type { TurnScope } from '@kosong/core/runtime';
 import { SpanKind, SpanStatusCode, context, diag, metrics, trace, type Attributes, type Exception, type Span, type Tracer } from '@opentelemetry/api';
 import {
   cappedText,

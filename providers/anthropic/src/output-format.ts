@@ -1,4 +1,5 @@
-import { UnsupportedOutputError, type JsonSchema, type JsonValue, type OutputFormat } from '@kosong/core';
+import { UnsupportedOutputError, type JsonSchema, type JsonValue } from '@kosong/core';
+import type { OutputFormat } from '@kosong/core/provider-kit';
 import { transformJSONSchema } from '@anthropic-ai/sdk/lib/transform-json-schema';
 
 const prepared = new WeakMap<OutputFormat, JsonValue>();

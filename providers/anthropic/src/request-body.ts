@@ -1,4 +1,5 @@
-import type { GenerationOptions, JsonValue, Message, OutputFormat, ThinkingEffort, Tool } from '@kosong/core';
+import type { GenerationOptions, JsonValue, Message, ThinkingEffort, Tool } from '@kosong/core';
+import type { OutputFormat } from '@kosong/core/provider-kit';
 
 import { cacheControl, markLastMessage, withCacheControl, type CacheTTL } from './cache-control.js';
 import { generationFields } from './generation-fields.js';

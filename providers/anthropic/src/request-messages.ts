@@ -1,4 +1,5 @@
-import { ChatProviderError, extractText, parseToolArguments, type ContentPart, type JsonValue, type Message, type ToolCall } from '@kosong/core';
+import { ChatProviderError, extractText, type ContentPart, type JsonValue, type Message, type ToolCall } from '@kosong/core';
+import { parseToolArguments } from '@kosong/core/provider-kit';
 
 import { redactedThinkingData } from './redacted-thinking.js';
 

@@ -1,4 +1,5 @@
-import { abortableDelay, type FinishReason, type StreamedMessage, type StreamedMessagePart, type TokenUsage } from '@kosong/core';
+import type { FinishReason, StreamedMessage, StreamedMessagePart, TokenUsage } from '@kosong/core';
+import { abortableDelay } from '@kosong/core/runtime';
 
 /** How a {@link PartsStream} behaves and what it reports. */
 export interface PartsStreamOptions {

@@ -1,4 +1,5 @@
-import type { GenerationOptions, Message, OutputFormat, ThinkingEffort, Tool } from '@kosong/core';
+import type { GenerationOptions, Message, ThinkingEffort, Tool } from '@kosong/core';
+import type { OutputFormat } from '@kosong/core/provider-kit';
 
 /** What an offline provider was asked for in one `generate` call, so tests can assert it. */
 export interface RecordedRequest {

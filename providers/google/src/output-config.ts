@@ -1,4 +1,4 @@
-import type { OutputFormat } from '@kosong/core';
+import type { OutputFormat } from '@kosong/core/provider-kit';
 import type { GenerateContentConfig } from '@google/genai';
 
 /**

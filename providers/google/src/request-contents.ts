@@ -1,4 +1,5 @@
-import { ChatProviderError, parseToolArguments, type ContentPart, type JsonObject, type Message, type ToolCall } from '@kosong/core';
+import { ChatProviderError, type ContentPart, type JsonObject, type Message, type ToolCall } from '@kosong/core';
+import { parseToolArguments } from '@kosong/core/provider-kit';
 
 import type { MediaPart, MediaResolver } from './media-resolver.js';
 import { SKIP_THOUGHT_SIGNATURE, THOUGHT_SIGNATURE_KEY } from './thought-signature.js';

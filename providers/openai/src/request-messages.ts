@@ -1,4 +1,5 @@
-import { ChatProviderError, type ContentPart, type JsonValue, type MediaURL, type Message } from '@kosong/core';
+import { ChatProviderError, type ContentPart, type JsonValue, type Message } from '@kosong/core';
+import type { MediaURL } from '@kosong/core/provider-kit';
 
 /** How kosong messages become Chat Completions messages. */
 export interface MessageConversion {

@@ -1,4 +1,5 @@
-import type { JsonSchema, JsonValue, OutputFormat } from '@kosong/core';
+import type { JsonSchema, JsonValue } from '@kosong/core';
+import type { OutputFormat } from '@kosong/core/provider-kit';
 import { toStrictJsonSchema } from 'openai/lib/transform';
 
 /** A structured output's schema as an OpenAI API takes it, and whether it can be enforced strictly. */

@@ -17,13 +17,13 @@ import {
   textPart,
   toolOk,
   type ChatProvider,
-  type GenerationOptionName,
   type GenerationOptions,
   type Message,
   type StreamedMessagePart,
   type TokenUsage,
   type Toolset,
 } from '@kosong/core';
+import type { GenerationOptionName } from '@kosong/core/provider-kit';
 import { expect } from 'chai';
 import { structuredOutputCases } from './structured-output.js';
 

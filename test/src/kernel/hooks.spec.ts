@@ -1,20 +1,18 @@
 import {
-  DEFAULT_MAX_HOOK_FAILURES,
   HookErrorSink,
   Kernel,
   definePlugin,
   textPart,
   toolOk,
   type HookErrorReport,
-  type HookFailureKind,
   type Message,
   type StepEndEvent,
-  type StepHookName,
   type StepHooks,
   type ToolCall,
   type ToolResult,
   type Toolset,
 } from '@kosong/core';
+import { DEFAULT_MAX_HOOK_FAILURES, type HookFailureKind, type StepHookName } from '@kosong/core/runtime';
 import { MockChatProvider } from '@kosong/provider-echo';
 import { expect } from 'chai';
 import { ContainerModule } from 'inversify';

@@ -1,4 +1,5 @@
-import { Kernel, PluginError, TenantId, definePlugin, isDisposalErrorReport, textPart, type DisposalErrorReport, type HookErrorReport, type StepHooks, type Toolset, type ToolCall, type ToolResult, toolOk } from '@kosong/core';
+import { Kernel, PluginError, TenantId, definePlugin, textPart, type HookErrorReport, type StepHooks, type Toolset, type ToolCall, type ToolResult, toolOk } from '@kosong/core';
+import { isDisposalErrorReport, type DisposalErrorReport } from '@kosong/core/kernel';
 import { MockChatProvider } from '@kosong/provider-echo';
 import { expect } from 'chai';
 import { inject, injectable, preDestroy } from 'inversify';

@@ -11,8 +11,8 @@ import {
   textPart,
   type HookErrorReport,
   type Plugin,
-  type PluginFailure,
 } from '@kosong/core';
+import type { PluginFailure } from '@kosong/core/kernel';
 import { expect } from 'chai';
 import sinon from 'sinon';
 import { deferred } from '../support.js';

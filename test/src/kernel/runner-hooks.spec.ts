@@ -4,7 +4,6 @@
  * the scope's, read per step. Plain `step()` reads its hooks list at every step.
  */
 import {
-  DEFAULT_MAX_HOOK_FAILURES,
   Kernel,
   definePlugin,
   step,
@@ -15,6 +14,7 @@ import {
   type PartEvent,
   type StepHooks,
 } from '@kosong/core';
+import { DEFAULT_MAX_HOOK_FAILURES } from '@kosong/core/runtime';
 import { MockChatProvider } from '@kosong/provider-echo';
 import { expect } from 'chai';
 import { FakeToolset } from '../support.js';

@@ -13,12 +13,12 @@ import {
   textPart,
   toolOk,
   type HookErrorReport,
-  type PluginFailure,
   type StepEndEvent,
   type StepStartEvent,
   type ToolCall,
   type ToolResult,
 } from '@kosong/core';
+import type { PluginFailure } from '@kosong/core/kernel';
 import { MockChatProvider } from '@kosong/provider-echo';
 import { expect } from 'chai';
 import { inject, injectable, multiInject, named, optional, postConstruct } from 'inversify';

@@ -3,7 +3,8 @@
  * each tenant's module binds its key, and every request the real OpenAI provider sends to a local
  * Chat Completions server carries the key of the tenant whose step sent it.
  */
-import { Kernel, PluginError, definePlugin, textPart, type ChatProvider, type GenerationOptions, type Message, type ProviderGenerateOptions, type StreamedMessage, type ThinkingEffort, type Tool } from '@kosong/core';
+import { Kernel, PluginError, definePlugin, textPart, type ChatProvider, type GenerationOptions, type Message, type StreamedMessage, type ThinkingEffort, type Tool } from '@kosong/core';
+import type { ProviderGenerateOptions } from '@kosong/core/provider-kit';
 import { OpenAIChatProvider } from '@kosong/provider-openai';
 import { ChatCompletionsServer, textReply } from '@kosong/provider-openai/testing';
 import { expect } from 'chai';

@@ -2,7 +2,8 @@
  * What a tenant costs in heap: a tenant without bindings of its own has no container, and shares the
  * kernel's services unless they differ per tenant. (Heap, not time: measured after full GCs.)
  */
-import { Kernel, TenantId, definePlugin, textPart, toolOk, type ServiceClass, type StepHooks, type Toolset } from '@kosong/core';
+import { Kernel, TenantId, definePlugin, textPart, toolOk, type StepHooks, type Toolset } from '@kosong/core';
+import type { ServiceClass } from '@kosong/core/kernel';
 import { MockChatProvider } from '@kosong/provider-echo';
 import { expect } from 'chai';
 import { inject, injectable, preDestroy } from 'inversify';

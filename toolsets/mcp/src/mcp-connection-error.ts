@@ -1,4 +1,4 @@
-import { errorMarker, hasErrorMarker, markError } from '@kosong/core';
+import { errorMarker, hasErrorMarker, markError } from '@kosong/core/toolset-kit';
 
 const MCP_CONNECTION_ERROR = errorMarker('McpConnectionError');
 

@@ -3,7 +3,8 @@
  *
  * @module
  */
-import { audioURLPart, imageURLPart, videoURLPart, type ContentPart, errorMarker, hasErrorMarker, markError } from '@kosong/core';
+import { audioURLPart, imageURLPart, videoURLPart, type ContentPart } from '@kosong/core';
+import { errorMarker, hasErrorMarker, markError } from '@kosong/core/toolset-kit';
 import type { ContentBlock } from '@modelcontextprotocol/sdk/types.js';
 
 const UNSUPPORTED_CONTENT = errorMarker('UnsupportedMcpContentError');

@@ -1,4 +1,5 @@
-import { isReplayPolicy, type ReplayPolicy } from '@kosong/core';
+import type { ReplayPolicy } from '@kosong/core';
+import { isReplayPolicy } from '@kosong/core/toolset-kit';
 import type { Tool as McpToolInfo } from '@modelcontextprotocol/sdk/types.js';
 
 /**

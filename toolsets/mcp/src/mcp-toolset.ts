@@ -1,12 +1,5 @@
 import {
-  describeError,
-  parseToolArguments,
-  toolCancelled,
   toolError,
-  toolNotFound,
-  toolParseError,
-  toolRuntimeError,
-  toolValidateError,
   type Tool,
   type ReplayPolicy,
   type ToolCall,
@@ -15,6 +8,7 @@ import {
   type ToolReturnValue,
   type Toolset,
 } from '@kosong/core';
+import { describeError, parseToolArguments, toolCancelled, toolNotFound, toolParseError, toolRuntimeError, toolValidateError } from '@kosong/core/toolset-kit';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError, type Tool as McpToolInfo } from '@modelcontextprotocol/sdk/types.js';
 import { untilAborted } from './abort.js';

@@ -1,9 +1,5 @@
 import {
-  describeError,
-  replayPolicyOf,
   toolError,
-  toolNotFound,
-  toolRuntimeError,
   type ReplayPolicy,
   type Tool,
   type ToolCall,
@@ -12,6 +8,7 @@ import {
   type ToolReturnValue,
   type Toolset,
 } from '@kosong/core';
+import { describeError, replayPolicyOf, toolNotFound, toolRuntimeError } from '@kosong/core/toolset-kit';
 import { ToolNameConflictError } from './errors.js';
 
 /** A toolset with a name for error messages, as given to {@link combineToolsets}. */

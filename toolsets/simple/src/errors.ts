@@ -6,7 +6,7 @@
  * @module
  */
 
-import { errorMarker, hasErrorMarker as marked, markError as mark } from '@kosong/core';
+import { errorMarker, hasErrorMarker as marked, markError as mark } from '@kosong/core/toolset-kit';
 
 const TOOL_DEFINITION_ERROR = errorMarker('ToolDefinitionError');
 const TOOL_NAME_CONFLICT_ERROR = errorMarker('ToolNameConflictError');

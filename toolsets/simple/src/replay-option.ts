@@ -1,4 +1,5 @@
-import { isReplayPolicy, type ReplayPolicy } from '@kosong/core';
+import type { ReplayPolicy } from '@kosong/core';
+import { isReplayPolicy } from '@kosong/core/toolset-kit';
 import { ToolDefinitionError } from './errors.js';
 
 /** The replay option of a tool definition ({@link defineTool}, {@link defineJsonSchemaTool}). */

@@ -1,14 +1,5 @@
 import {
-  DEFAULT_REPLAY_POLICY,
-  describeError,
-  isToolReturnValue,
-  parseToolArguments,
-  toolInvalidReturn,
-  toolNotFound,
   toolOk,
-  toolParseError,
-  toolRuntimeError,
-  toolValidateError,
   type Tool,
   type ReplayPolicy,
   type ToolCall,
@@ -17,6 +8,17 @@ import {
   type ToolReturnValue,
   type Toolset,
 } from '@kosong/core';
+import {
+  DEFAULT_REPLAY_POLICY,
+  describeError,
+  isToolReturnValue,
+  parseToolArguments,
+  toolInvalidReturn,
+  toolNotFound,
+  toolParseError,
+  toolRuntimeError,
+  toolValidateError,
+} from '@kosong/core/toolset-kit';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { ArgumentCheck, CallableTool } from './callable-tool.js';
 import { ToolDefinitionError, ToolNameConflictError, UnknownToolError } from './errors.js';

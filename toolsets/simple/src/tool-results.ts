@@ -4,7 +4,8 @@
  *
  * @module
  */
-import { describeError, isToolResult, toolCancelled, toolError, toolNotExecuted, type ToolReturnValue } from '@kosong/core';
+import { toolError, type ToolReturnValue } from '@kosong/core';
+import { describeError, isToolResult, toolCancelled, toolNotExecuted } from '@kosong/core/toolset-kit';
 
 /** The call ran longer than its timeout; its signal was aborted and its result is no longer awaited. */
 export function toolTimedOut(toolName: string, timeoutMs: number): ToolReturnValue {

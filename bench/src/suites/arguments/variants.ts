@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { parseToolArguments, type ParsedArguments } from '@kosong/core';
+import { parseToolArguments, type ParsedArguments } from '@kosong/core/toolset-kit';
 import type { PreparedVariant } from '../../harness.js';
 
 /** Parses per timed run. */

@@ -1,4 +1,5 @@
-import { toolCancelled, toolOk, type ToolCall, type ToolContext, type ToolResult, type Toolset } from '@kosong/core';
+import { toolOk, type ToolCall, type ToolContext, type ToolResult, type Toolset } from '@kosong/core';
+import { toolCancelled } from '@kosong/core/toolset-kit';
 
 /**
  * The benchmark's tools: `echo` answers at once with its arguments; `wait` waits for its abort and

@@ -5,7 +5,8 @@
  *
  * @module
  */
-import { Kernel, definePlugin, injectable, step, toolOk, type Plugin, type StepHooks, type StepRunner, type TenantModuleContext, type Toolset } from '@kosong/core';
+import { Kernel, definePlugin, step, toolOk, type Plugin, type StepHooks, type StepRunner, type TenantModuleContext, type Toolset } from '@kosong/core';
+import { injectable } from '@kosong/core/kernel';
 import type { PreparedVariant } from '../../harness.js';
 import { prepareStep } from '../step/kosong.js';
 import type { ResponseShape } from '../step/workload.js';

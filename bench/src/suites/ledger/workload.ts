@@ -10,7 +10,6 @@
 import {
   Agent,
   extractText,
-  parseToolArguments,
   step,
   textPart,
   toolCall,
@@ -24,6 +23,7 @@ import {
   type StreamedMessagePart,
   type Toolset,
 } from '@kosong/core';
+import { parseToolArguments } from '@kosong/core/toolset-kit';
 import { MockChatProvider } from '@kosong/provider-echo';
 
 /** What the variants compare: steps without the ledger (`today`), with it (`ledger`), with start records written but not synced (`written`, files only). */

@@ -6,7 +6,6 @@
  */
 import {
   extractText,
-  parseToolArguments,
   step,
   toolError,
   toolOk,
@@ -15,6 +14,7 @@ import {
   type ToolResult,
   type Toolset,
 } from '@kosong/core';
+import { parseToolArguments } from '@kosong/core/toolset-kit';
 import { MockChatProvider } from '@kosong/provider-echo';
 import type { PreparedVariant } from '../../harness.js';
 import { callArguments, callId, DELTA, responseParts, STEP_RESPONSE, TOOL_NAME, TOOL_OUTPUT, toolParameters, type ResponseShape } from './workload.js';

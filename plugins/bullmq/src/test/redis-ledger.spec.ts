@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Agent, ResumeConflictError, callRecordToJSON, step, textPart, toolCall, type CallStartRecord, type Message, type Toolset } from '@kosong/core';
+import { Agent, ResumeConflictError, step, textPart, toolCall, type Message, type Toolset } from '@kosong/core';
+import { callRecordToJSON, type CallStartRecord } from '@kosong/core/context-kit';
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import { FencedError, RedisContext, RemoteToolset, SessionKeys, SessionLease, ToolWorker } from '../index.js';

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { toolCancelled, toolNotFound, toolOk, type Tool, type ToolCall, type ToolContext, type ToolResult, type Toolset } from '@kosong/core';
+import { toolOk, type Tool, type ToolCall, type ToolContext, type ToolResult, type Toolset } from '@kosong/core';
+import { toolCancelled, toolNotFound } from '@kosong/core/toolset-kit';
 
 /** A unique key prefix, so tests sharing one Redis never see each other's keys. */
 export const testPrefix = (): string => `t${randomUUID().slice(0, 8)}`;

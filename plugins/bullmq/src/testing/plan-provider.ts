@@ -1,16 +1,15 @@
 import {
-  noGenerationOptions,
   textPart,
   toolCall,
   type ChatProvider,
   type GenerationOptions,
   type Message,
-  type ProviderGenerateOptions,
   type StreamedMessage,
   type StreamedMessagePart,
   type TokenUsage,
   type Tool,
 } from '@kosong/core';
+import { noGenerationOptions, type ProviderGenerateOptions } from '@kosong/core/provider-kit';
 
 /** One tool call of a plan. */
 export interface PlannedCall {

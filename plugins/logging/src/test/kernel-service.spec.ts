@@ -1,4 +1,5 @@
-import { Kernel, StepHooks, definePlugin, inject, injectable, textPart } from '@kosong/core';
+import { Kernel, StepHooks, definePlugin, textPart } from '@kosong/core';
+import { inject, injectable } from '@kosong/core/kernel';
 import { MockChatProvider } from '@kosong/provider-echo';
 import { expect } from 'chai';
 import { loggingPlugin } from '../logging-plugin.js';

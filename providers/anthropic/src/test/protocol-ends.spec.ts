@@ -1,4 +1,5 @@
-import { Agent, type AgentEvent, APIConnectionError, emptyToolset, feedEveryLineEnd, generate, step, textPart, thinkPart, toolCall, toolCallPart } from '@kosong/core';
+import { Agent, type AgentEvent, APIConnectionError, emptyToolset, generate, step, textPart, thinkPart, toolCall, toolCallPart } from '@kosong/core';
+import { feedEveryLineEnd } from '@kosong/core/provider-kit';
 import { expect } from 'chai';
 
 import { createServer } from 'node:http';

@@ -10,11 +10,11 @@ import {
   tokenUsage,
   toolCall,
   toolOk,
-  toolResultToMessage,
   type Message,
   type Tool,
   type Toolset,
 } from '@kosong/core';
+import { toolResultToMessage } from '@kosong/core/context-kit';
 import { expect } from 'chai';
 import { getEventListeners } from 'node:events';
 

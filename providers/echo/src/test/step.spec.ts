@@ -1,7 +1,6 @@
 import {
   APIStatusError,
   createMessage,
-  parseToolArguments,
   step,
   textPart,
   tokenUsage,
@@ -12,6 +11,7 @@ import {
   type ToolResult,
   type Toolset,
 } from '@kosong/core';
+import { parseToolArguments } from '@kosong/core/provider-kit';
 import { expect } from 'chai';
 
 import { ChaosChatProvider, EchoChatProvider, ScriptedEchoChatProvider } from '../index.js';

@@ -3,11 +3,11 @@ import {
   step,
   toolOk,
   UnsupportedGenerationOptionError,
-  type GenerationOptionName,
   type GenerationOptions,
   type Tool,
   type Toolset,
 } from '@kosong/core';
+import type { GenerationOptionName } from '@kosong/core/provider-kit';
 import { expect } from 'chai';
 
 import { KimiChatProvider, OpenAIChatProvider, type OpenAIChatProviderOptions } from '../index.js';

@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 
-import { APIStatusError, type ChatProvider, generate, isRetryableError, sameOriginRedirects, textPart } from '@kosong/core';
+import { APIStatusError, type ChatProvider, generate, isRetryableError, textPart } from '@kosong/core';
+import { sameOriginRedirects } from '@kosong/core/provider-kit';
 import { otherOriginServer, redirectTo } from '@kosong/core/testing';
 import { expect } from 'chai';
 import OpenAI from 'openai';

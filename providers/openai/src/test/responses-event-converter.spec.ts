@@ -2,7 +2,6 @@ import {
   APIStatusError,
   ChatProviderError,
   isRetryableError,
-  mergePart,
   textPart,
   thinkPart,
   tokenUsage,
@@ -10,6 +9,7 @@ import {
   toolCallPart,
   type StreamedMessagePart,
 } from '@kosong/core';
+import { mergePart } from '@kosong/core/provider-kit';
 import { expect } from 'chai';
 
 import { ResponsesEventConverter } from '../responses-event-converter.js';

@@ -7,11 +7,11 @@ import {
   thinkPart,
   toolCall,
   toolOk,
-  toolResultToMessage,
   type Tool,
   type ToolCall,
   type Toolset,
 } from '@kosong/core';
+import { toolResultToMessage } from '@kosong/core/context-kit';
 import { expect } from 'chai';
 
 import { kimiPlugin, OpenAIChatProvider } from '../index.js';

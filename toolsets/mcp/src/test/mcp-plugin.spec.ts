@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { definePlugin, inject, injectable, Kernel, named, PluginError, textPart, toolCall, type ChatProvider, type StepHooks } from '@kosong/core';
+import { definePlugin, Kernel, PluginError, textPart, toolCall, type ChatProvider, type StepHooks } from '@kosong/core';
+import { inject, injectable, named } from '@kosong/core/kernel';
 import { MockChatProvider } from '@kosong/provider-echo';
 import { McpToolset, mcpPlugin } from '../index.js';
 import { isAlive, killLeftovers, startHttpFixture, statsOf, stdioServer, type HttpFixture } from './support.js';

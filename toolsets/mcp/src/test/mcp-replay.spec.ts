@@ -3,7 +3,8 @@
  * annotations (`readOnlyHint`, `idempotentHint`), overridden by the `replay` option, refused when
  * the option is no policy, and honoured by an agent that completes an interrupted step.
  */
-import { Agent, LinearContext, replayPolicyOf, requireApproval, step, textPart, toolCall, type ChatProvider, type Message } from '@kosong/core';
+import { Agent, LinearContext, requireApproval, step, textPart, toolCall, type ChatProvider, type Message } from '@kosong/core';
+import { replayPolicyOf } from '@kosong/core/toolset-kit';
 import { MockChatProvider } from '@kosong/provider-echo';
 import { expect } from 'chai';
 import { mkdtemp, rm } from 'node:fs/promises';

@@ -6,7 +6,6 @@
 import {
   Agent,
   LinearContext,
-  replayPolicyOf,
   requireApproval,
   step,
   textPart,
@@ -17,6 +16,7 @@ import {
   type ToolContext,
   type Toolset,
 } from '@kosong/core';
+import { replayPolicyOf } from '@kosong/core/toolset-kit';
 import { MockChatProvider } from '@kosong/provider-echo';
 import { expect } from 'chai';
 import { mkdtemp, rm } from 'node:fs/promises';

@@ -1,4 +1,5 @@
-import { imageURLPart, parseToolArguments, textPart, toolError, toolOk, type JsonValue, type ToolResult } from '@kosong/core';
+import { imageURLPart, textPart, toolError, toolOk, type JsonValue, type ToolResult } from '@kosong/core';
+import { parseToolArguments } from '@kosong/core/toolset-kit';
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { z } from 'zod';
