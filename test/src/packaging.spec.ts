@@ -157,6 +157,20 @@ describe('packaging: the packed workspaces install and run outside the repositor
     expect(stepped.stdout).to.equal('hello from the kernel\n');
   });
 
+  it('every face of the installed @kosong/core loads by its subpath (each in the exports, its files packed)', () => {
+    const manifest = JSON.parse(readFileSync(join(app, 'node_modules', '@kosong', 'core', 'package.json'), 'utf8')) as { exports: Record<string, { types: string }> };
+    const subpaths = Object.keys(manifest.exports);
+    expect(subpaths).to.include.members(['.', './provider-kit', './toolset-kit', './context-kit', './kernel', './runtime', './testing', './json-schema']);
+    for (const subpath of subpaths) {
+      expect(existsSync(join(app, 'node_modules', '@kosong', 'core', manifest.exports[subpath]!.types)), `${subpath}: its types`).to.equal(true);
+    }
+    const specifiers = subpaths.map((subpath) => `@kosong/core${subpath.slice(1)}`);
+    const code = `for (const specifier of ${JSON.stringify(specifiers)}) console.log(specifier, Object.keys(await import(specifier)).length > 0);`;
+    const loaded = run(process.execPath, ['--input-type=module', '-e', code], app);
+    expect(loaded.stderr).to.equal('');
+    expect(loaded.stdout.trim().split('\n')).to.deep.equal(specifiers.map((specifier) => `${specifier} true`));
+  });
+
   it('--redis without @kosong/bullmq says what to install: exit 2, before anything runs', () => {
     const message =
       'kosong: --redis needs BullMQ, which the CLI does not install (it is an optional peer dependency): ' +
