@@ -4,29 +4,10 @@
  * Node's.
  */
 import { expect } from 'chai';
-import { readFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { importsOf } from '../test/module-imports.js';
 import * as kit from './index.js';
-
-/** Every module the compiled file `entry` imports, transitively: core's files (absolute) and bare specifiers. */
-function importsOf(entry: string): { files: Set<string>; bare: Set<string> } {
-  const files = new Set<string>();
-  const bare = new Set<string>();
-  const visit = (file: string): void => {
-    if (files.has(file)) return;
-    files.add(file);
-    const source = readFileSync(file, 'utf8');
-    for (const match of source.matchAll(/^\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/gm)) {
-      const specifier = match[1] ?? match[2]!;
-      if (specifier.startsWith('.')) visit(resolve(dirname(file), specifier));
-      else bare.add(specifier);
-    }
-  };
-  visit(entry);
-  return { files, bare };
-}
 
 describe('provider kit: the entry', () => {
   it('loads only core modules and Node built-ins: no inversify, no zod, no kernel, no runtime', () => {

@@ -10,6 +10,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 
+import { importsOf } from './module-imports.js';
+
 const CORE_DIR = fileURLToPath(new URL('../../', import.meta.url));
 
 /** Every subpath of core's `exports`, and the names (values) a module of it must have. */
@@ -108,6 +110,14 @@ describe('the faces of @kosong/core', () => {
       for (const name of names) expect(face, `${specifier}: ${name}`).to.have.property(name);
     });
   }
+
+  it('the toolset and context kits import no package (inversify, zod, reflect-metadata): Node\'s modules and core\'s only', () => {
+    for (const kit of ['toolset-kit', 'context-kit']) {
+      const { files, bare } = importsOf(fileURLToPath(new URL(`../${kit}/index.js`, import.meta.url)));
+      expect([...bare].filter((specifier) => !specifier.startsWith('node:')), kit).to.deep.equal([]);
+      expect([...files].filter((file) => file.includes('/kernel/')), `${kit}: the kernel`).to.deep.equal([]);
+    }
+  });
 
   it('a name two faces share is the very same binding in both', async () => {
     const modules = await Promise.all(Object.keys(FACES).map(async (subpath) => (await import(subpath === '.' ? manifest.name : `${manifest.name}${subpath.slice(1)}`)) as Record<string, unknown>));
