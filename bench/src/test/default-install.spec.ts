@@ -1,7 +1,9 @@
 /**
  * The root install (`npm install` on a fresh clone) is clean on the oldest Node the project supports:
  * no package in the root lockfile declares an engine that excludes it. The peers the benchmarks
- * compare with (`ai` 7 needs Node 22) are installed on demand into `bench/peers`, outside it.
+ * compare with (`ai` 7 needs Node 22) are installed on demand into `bench/peers`, outside it; the
+ * root's AI SDK (for `@kosong/provider-ai-sdk`'s tests, the conformance suite, the CLI's tests and the
+ * bench's `ai-sdk` suite) is AI SDK 6, which declares Node ≥ 18.
  */
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
@@ -38,8 +40,10 @@ describe('bench: the default install', () => {
     expect(tooNew, 'packages whose engines exclude the oldest supported Node (npm warns EBADENGINE)').to.deep.equal([]);
   });
 
-  it('leaves the peer benchmarks (ai 7) to bench/peers, pinned there', () => {
-    expect(Object.keys(lock.packages).filter((path) => /(^|\/)node_modules\/(ai|@ai-sdk\/[^/]+)$/.test(path))).to.deep.equal([]);
+  it('leaves the peer benchmarks (ai 7) to bench/peers, pinned there; the root has AI SDK 6 only (ai 6, @ai-sdk/provider 3)', () => {
+    const aiSdk = Object.entries(lock.packages).filter(([path]) => /(^|\/)node_modules\/(ai|@ai-sdk\/provider)$/.test(path));
+    const ofSdk7 = aiSdk.filter(([path, entry]) => semver.major(entry.version!) !== (path.endsWith('/ai') ? 6 : 3)).map(([path, entry]) => `${path}@${entry.version}`);
+    expect(ofSdk7, 'ai and @ai-sdk/provider of another generation than AI SDK 6 in the root lockfile').to.deep.equal([]);
     const peers = readJson<{ dependencies: Record<string, string> }>('bench/peers/package.json');
     expect(peers.dependencies.ai).to.match(/^7\.\d+\.\d+$/);
     const peersLock = readJson<{ packages: Record<string, LockEntry> }>('bench/peers/package-lock.json');

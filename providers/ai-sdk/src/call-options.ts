@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { LanguageModelV4CallOptions } from '@ai-sdk/provider';
+import type { LanguageModelV4CallOptions } from './spec-v4.js';
 import {
   ChatProviderError,
   UnsupportedGenerationOptionError,

@@ -3,7 +3,8 @@
  *
  * @module
  */
-import type { LanguageModelV2StreamPart, LanguageModelV3StreamPart, LanguageModelV4StreamPart } from '@ai-sdk/provider';
+import type { LanguageModelV2StreamPart, LanguageModelV3StreamPart } from '@ai-sdk/provider';
+import type { LanguageModelV4StreamPart } from './spec-v4.js';
 import {
   audioURLPart,
   imageURLPart,

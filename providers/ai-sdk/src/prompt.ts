@@ -3,7 +3,8 @@
  *
  * @module
  */
-import type { LanguageModelV2Prompt, LanguageModelV3Prompt, LanguageModelV4Prompt } from '@ai-sdk/provider';
+import type { LanguageModelV2Prompt, LanguageModelV3Prompt } from '@ai-sdk/provider';
+import type { LanguageModelV4Prompt } from './spec-v4.js';
 import { ChatProviderError, type ContentPart, type JsonValue, type Message, type ToolCall } from '@kosong/core';
 
 import type { SpecificationVersion } from './language-model.js';

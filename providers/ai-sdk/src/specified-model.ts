@@ -3,7 +3,8 @@
  *
  * @module
  */
-import type { LanguageModelV2, LanguageModelV3, LanguageModelV4 } from '@ai-sdk/provider';
+import type { LanguageModelV2, LanguageModelV3 } from '@ai-sdk/provider';
+import type { LanguageModelV4 } from './spec-v4.js';
 import { ChatProviderError } from '@kosong/core/provider-kit';
 
 import type { AiSdkLanguageModel } from './language-model.js';

@@ -28,7 +28,7 @@ export const aiSdkSuite: Suite = {
     variant('do-stream', "the model's `doStream`, its stream of parts read bare (counting text, calls and arguments)", 'prepareDoStream'),
     variant('bridge', '`aiSdkProvider(model).generate()` and `for await` over its kosong parts', 'prepareBridge'),
     variant('bridge-step', '`step()` through the bridge, a tool per call, `await result.toolResults()`', 'prepareBridgeStep'),
-    { ...variant('stream-text', "the AI SDK's `streamText` (ai 7) with the same model and tool, `fullStream` consumed once", 'prepareStreamText'), baseline: 'bridge-step' },
+    { ...variant('stream-text', "the AI SDK's `streamText` (ai 6, of the root install) with the same model and tool, `fullStream` consumed once", 'prepareStreamText'), baseline: 'bridge-step' },
   ],
   comparisons: [['bridge-step', 'stream-text']],
   metrics: [{ key: 'firstToolMs', label: 'first tool start (ms)', decimals: 1 }],

@@ -6,7 +6,9 @@
  * - `bridge`: `aiSdkProvider(model).generate()` and `for await` over its kosong parts;
  * - `bridge-step`: `step()` through the bridge, a tool for each of the 100 calls, results awaited;
  * - `stream-text`: the AI SDK's own `streamText` with the same model and tool, its `fullStream`
- *   consumed once (text from `text-delta`, results from `tool-result`, as in the `step` suite).
+ *   consumed once (text from `text-delta`, results from `tool-result`, as in the `step` suite). It is
+ *   ai 6 of the root install (with the `@ai-sdk/openai` 3 model, both of spec v3): ai 7 declares
+ *   Node 22 and lives in `bench/peers` only, whose `@ai-sdk/openai` would be another major.
  *
  * The two step variants report the time from the start of the run to the start of the first tool.
  *

@@ -5,20 +5,19 @@
  */
 import { ChatProviderError, generate, structuredOutput, UnsupportedGenerationOptionError, UnsupportedOutputError, type Tool } from '@kosong/core';
 import { expect } from 'chai';
-import { MockLanguageModelV4 } from 'ai/test';
-import { convertArrayToReadableStream } from 'ai/test';
 import { z } from 'zod';
 
 import { aiSdkProvider, type AiSdkProviderOptions } from '../ai-sdk-provider.js';
 import type { AiSdkLanguageModel } from '../language-model.js';
-import { collect, finish, GO, modelV2, modelV3, modelV4, rejection, textBlock } from './support.js';
+import type { LanguageModelV4CallOptions } from '../spec-v4.js';
+import { collect, finish, GO, modelV2, modelV3, modelV4, modelWith, rejection, streamOf, textBlock } from './support.js';
 
 const LOOKUP: Tool = { name: 'lookup', description: 'Looks up.', parameters: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] } };
 const ANSWER = [...textBlock('t', 'ok'), finish()];
 
 /** The options of one call through the bridge, with a v4 mock of this provider id. */
-async function sent(setup: (provider: ReturnType<typeof aiSdkProvider>) => Promise<unknown>, options: AiSdkProviderOptions = {}, providerId = 'mock.chat'): Promise<MockLanguageModelV4['doStreamCalls'][number]> {
-  const model = new MockLanguageModelV4({ provider: providerId, modelId: 'm', doStream: async () => ({ stream: convertArrayToReadableStream([...ANSWER]) }) });
+async function sent(setup: (provider: ReturnType<typeof aiSdkProvider>) => Promise<unknown>, options: AiSdkProviderOptions = {}, providerId = 'mock.chat'): Promise<LanguageModelV4CallOptions> {
+  const model = modelWith(async () => ({ stream: streamOf(ANSWER) }), providerId, 'm');
   await setup(aiSdkProvider(model, options));
   return model.doStreamCalls[0]!;
 }

@@ -1,10 +1,10 @@
 /**
  * The response side, part by part: the model's stream parts as kosong parts, the finish reason,
  * usage and message id, through `generate()` and `step()`; and the spec's edge cases with the AI
- * SDK's own mocks (`MockLanguageModelV3/V4` from `ai/test`): a `tool-call` without input deltas, an
- * `error` part mid-stream, a stream that ends without `finish`.
+ * SDK's own `MockLanguageModelV3` (`ai/test` of ai 6) and the v4 test model of `support.ts`: a
+ * `tool-call` without input deltas, an `error` part mid-stream, a stream that ends without `finish`.
  */
-import type { LanguageModelV4StreamPart } from '@ai-sdk/provider';
+import type { LanguageModelV4StreamPart } from '../spec-v4.js';
 import {
   APIConnectionError,
   APITimeoutError,
@@ -174,7 +174,7 @@ describe('aiSdkProvider: the stream', () => {
     expect(result.finishReason).to.equal('tool_calls');
   });
 
-  it('edge case (MockLanguageModelV4): a tool-call without any input deltas is one whole call, with its provider metadata', async () => {
+  it('edge case (v4 test model): a tool-call without any input deltas is one whole call, with its provider metadata', async () => {
     const model = modelV4([{ type: 'tool-call', toolCallId: 'c1', toolName: 'lookup', input: '{"q":"x"}', providerMetadata: { google: { thoughtSignature: 'ts' } } }, finish('tool-calls')]);
     const toolset = recordingToolset();
     const result = await step({ provider: aiSdkProvider(model), systemPrompt: '', toolset, history: [...GO] });
@@ -257,7 +257,7 @@ describe('aiSdkProvider: the stream', () => {
     expect(await collect(await aiSdkProvider(v3).generate('', [], GO))).to.deep.equal([{ type: 'image_url', imageUrl: { url: 'data:image/jpeg;base64,/9j/' } }]);
   });
 
-  it('edge case (MockLanguageModelV4): an error part mid-stream: the parts before it come, then its error, converted', async () => {
+  it('edge case (v4 test model): an error part mid-stream: the parts before it come, then its error, converted', async () => {
     const model = modelV4([...textBlock('t', 'partial'), { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded', isRetryable: true } }, ...textBlock('u', 'never'), finish()]);
     const { parts, error } = await drain(await aiSdkProvider(model).generate('', [], GO));
     expect(parts).to.deep.equal([textPart('partial')]);
@@ -271,7 +271,7 @@ describe('aiSdkProvider: the stream', () => {
     expect(error).to.include({ statusCode: 429 });
   });
 
-  it('edge case (MockLanguageModelV4 and V3): a stream that ends without finish is incomplete: APIConnectionError (retryable), after its parts', async () => {
+  it('edge case (v4 test model and MockLanguageModelV3): a stream that ends without finish is incomplete: APIConnectionError (retryable), after its parts', async () => {
     for (const model of [modelV4(textBlock('t', 'cut')), modelV3(textBlock('t', 'cut') as never)]) {
       const { parts, error } = await drain(await aiSdkProvider(model).generate('', [], GO));
       expect(parts).to.deep.equal([textPart('cut')]);

@@ -1,10 +1,14 @@
 /**
  * What the tests of the bridge share: models of each spec that stream given parts (the AI SDK's
- * own mocks from `ai/test` for v3 and v4, a plain object for v2), and readers of streams.
+ * own mock from `ai/test` (ai 6) for v3; for v4 and v2, plain objects of the spec written here, since
+ * ai 7, whose `ai/test` mocks are v4, declares Node 22 and stays out of the root install), and
+ * readers of streams.
  */
-import type { LanguageModelV2, LanguageModelV2CallOptions, LanguageModelV2StreamPart, LanguageModelV3StreamPart, LanguageModelV4StreamPart } from '@ai-sdk/provider';
+import type { LanguageModelV2, LanguageModelV2CallOptions, LanguageModelV2StreamPart, LanguageModelV3StreamPart } from '@ai-sdk/provider';
 import { createMessage, type Message, type StreamedMessage, type StreamedMessagePart } from '@kosong/core';
-import { convertArrayToReadableStream, MockLanguageModelV3, MockLanguageModelV4 } from 'ai/test';
+import { convertArrayToReadableStream, MockLanguageModelV3 } from 'ai/test';
+
+import type { LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4GenerateResult, LanguageModelV4StreamPart, LanguageModelV4StreamResult } from '../spec-v4.js';
 
 /** A usage of the v3/v4 specs. */
 export const USAGE = {
@@ -32,13 +36,75 @@ export function streamedCall(id: string, toolName: string, ...fragments: string[
   ];
 }
 
-/** A `MockLanguageModelV4` that streams `parts` (for each call, the next list of `calls`). */
-export function modelV4(...calls: readonly (readonly LanguageModelV4StreamPart[])[]): MockLanguageModelV4 {
-  return new MockLanguageModelV4({
-    provider: 'mock.chat',
-    modelId: 'mock-model',
-    doStream: calls.map((parts) => ({ stream: convertArrayToReadableStream([...parts]) })),
+/** A v4 model of these tests: the spec's `LanguageModelV4`, with the options of each call recorded. */
+export interface TestModelV4 extends LanguageModelV4 {
+  readonly doStreamCalls: LanguageModelV4CallOptions[];
+  readonly doGenerateCalls: LanguageModelV4CallOptions[];
+}
+
+/** A v4 model whose `doStream` is `doStream` (given the call's options and its index). */
+export function modelWith(doStream: (options: LanguageModelV4CallOptions, index: number) => PromiseLike<LanguageModelV4StreamResult>, provider = 'mock.chat', modelId = 'mock-model'): TestModelV4 {
+  const doStreamCalls: LanguageModelV4CallOptions[] = [];
+  const doGenerateCalls: LanguageModelV4CallOptions[] = [];
+  return {
+    specificationVersion: 'v4',
+    provider,
+    modelId,
+    supportedUrls: {},
+    doStreamCalls,
+    doGenerateCalls,
+    doStream: (options) => {
+      doStreamCalls.push(options);
+      return doStream(options, doStreamCalls.length - 1);
+    },
+    // The bridge never calls it: a generation of the parts `doStream` would give, read in full.
+    doGenerate: async (options) => {
+      doGenerateCalls.push(options);
+      const { stream } = await doStream(options, doGenerateCalls.length - 1);
+      return generated(await readAll(stream));
+    },
+  };
+}
+
+/** A v4 model that streams `parts` (for each call, the next list of `calls`; none left: an empty stream). */
+export function modelV4(...calls: readonly (readonly LanguageModelV4StreamPart[])[]): TestModelV4 {
+  return modelWith(async (_options, index) => ({ stream: streamOf(calls[index] ?? []) }));
+}
+
+/** A readable stream of `parts`. */
+export function streamOf<T>(parts: readonly T[]): ReadableStream<T> {
+  return new ReadableStream<T>({
+    start(controller) {
+      for (const part of parts) controller.enqueue(part);
+      controller.close();
+    },
   });
+}
+
+async function readAll<T>(stream: ReadableStream<T>): Promise<T[]> {
+  const parts: T[] = [];
+  const reader = stream.getReader();
+  for (let read = await reader.read(); !read.done; read = await reader.read()) parts.push(read.value);
+  return parts;
+}
+
+/** The `doGenerate` result of a v4 stream's parts: its text and whole tool calls, its finish. */
+function generated(parts: readonly LanguageModelV4StreamPart[]): LanguageModelV4GenerateResult {
+  const content: LanguageModelV4GenerateResult['content'] = [];
+  let finishPart: Extract<LanguageModelV4StreamPart, { type: 'finish' }> | undefined;
+  let warnings: LanguageModelV4GenerateResult['warnings'] = [];
+  for (const part of parts) {
+    if (part.type === 'text-delta') content.push({ type: 'text', text: part.delta });
+    else if (part.type === 'tool-call') content.push(part);
+    else if (part.type === 'stream-start') warnings = part.warnings;
+    else if (part.type === 'finish') finishPart = part;
+  }
+  return {
+    content,
+    finishReason: finishPart?.finishReason ?? { unified: 'other', raw: undefined },
+    usage: finishPart?.usage ?? { inputTokens: { total: undefined, noCache: undefined, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: undefined, text: undefined, reasoning: undefined } },
+    warnings,
+  };
 }
 
 /** A `MockLanguageModelV3` that streams `parts`. */
@@ -65,11 +131,6 @@ export function modelV2(parts: readonly LanguageModelV2StreamPart[]): LanguageMo
       return Promise.resolve({ stream: convertArrayToReadableStream([...parts]) });
     },
   };
-}
-
-/** A model of this spec whose `doStream` is `doStream`. */
-export function modelWith(doStream: MockLanguageModelV4['doStream']): MockLanguageModelV4 {
-  return new MockLanguageModelV4({ provider: 'mock.chat', modelId: 'mock-model', doStream });
 }
 
 /** The history of one user message. */
