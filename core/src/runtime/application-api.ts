@@ -9,26 +9,8 @@
  * @module
  */
 // The message model (how a stream's parts merge, and the rest of it: `@kosong/core/provider-kit`).
-export {
-  audioURLPart,
-  imageURLPart,
-  textPart,
-  thinkPart,
-  toolCall,
-  toolCallPart,
-  videoURLPart,
-  type AudioURLPart,
-  type ContentPart,
-  type ImageURLPart,
-  type JsonObject,
-  type JsonValue,
-  type StreamedMessagePart,
-  type TextPart,
-  type ThinkPart,
-  type ToolCall,
-  type ToolCallPart,
-  type VideoURLPart,
-} from '../message/parts.js';
+export { audioURLPart, imageURLPart, textPart, thinkPart, toolCall, toolCallPart, videoURLPart } from '../message/parts.js';
+export type { AudioURLPart, ContentPart, ImageURLPart, JsonObject, JsonValue, StreamedMessagePart, TextPart, ThinkPart, ToolCall, ToolCallPart, VideoURLPart } from '../message/parts.js';
 export { createMessage, extractText, type Message, type Role } from '../message/message.js';
 export { MessageValidationError, messageFromJSON, messageToJSON, type MessageValidationIssue } from '../message/json.js';
 
@@ -54,19 +36,6 @@ export type { SchemaIssue } from '../schema/schema-issues.js';
 export { generate, type GenerateOptions, type GenerateResult } from './generate.js';
 export { step, type StepOptions, type StepResumption, type ToolDispatchMode } from './step.js';
 export { StepResult } from './step-result.js';
-export {
-  StepHooks,
-  type ApprovalDecisionEvent,
-  type ApprovalRequestEvent,
-  type CleanupEvent,
-  type ContextScope,
-  type NamedStepHooks,
-  type PartEvent,
-  type RetryEvent,
-  type StepEndEvent,
-  type StepEventContext,
-  type StepStartEvent,
-  type ToolCallEvent,
-  type ToolResultEvent,
-} from './hooks/step-hooks.js';
+export { StepHooks, type ContextScope, type NamedStepHooks, type StepEventContext } from './hooks/step-hooks.js';
+export type { ApprovalDecisionEvent, ApprovalRequestEvent, CleanupEvent, PartEvent, RetryEvent, StepEndEvent, StepStartEvent, ToolCallEvent, ToolResultEvent } from './hooks/step-hooks.js';
 export type { HookErrorHandler, HookErrorReport } from './hooks/hook-guard.js';
