@@ -35,11 +35,11 @@ describe('kosong --provider openai-responses, end to end against a local Respons
     rmSync(cwd, { recursive: true, force: true });
   });
 
-  it('`kosong providers` lists every provider: openai, openai-responses, kimi, anthropic, gemini, echo, demo', async () => {
+  it('`kosong providers` lists every provider: openai, openai-responses, kimi, anthropic, gemini, ai-sdk, echo, demo', async () => {
     const { code, stdout } = await runCli(['providers'], cwd, env);
     expect(code).to.equal(0);
     const names = stdout.trim().split('\n').map((line) => line.split(/\s+/)[0]);
-    expect(names).to.have.members(['openai', 'openai-responses', 'kimi', 'anthropic', 'gemini', 'echo', 'demo']);
+    expect(names).to.have.members(['openai', 'openai-responses', 'kimi', 'anthropic', 'gemini', 'ai-sdk', 'echo', 'demo']);
     expect(stdout).to.match(/^openai-responses\s+OpenAI Responses API/m);
     // the descriptions start in one column, however long a name
     const columns = new Set(stdout.trim().split('\n').map((line) => line.search(/\s\S/) + 1));
