@@ -83,8 +83,14 @@ export interface CallLedger {
    *   message does not continue its records), or the store refuses it.
    */
   recordStart(record: CallStartRecord, options?: RecordStartOptions): Promise<void> | undefined;
-  /** Records a call's outcome (it may be written lazily: before the next append, in order). */
-  recordOutcome(record: CallOutcomeRecord): Promise<void>;
+  /**
+   * Records a call's outcome (it may be written lazily: before the next append, in order).
+   * `undefined` instead of a promise: it is recorded already (a ledger in memory).
+   *
+   * @throws Error when the record names a call whose start is not recorded (a ledger in memory
+   *   throws; a store's promise rejects).
+   */
+  recordOutcome(record: CallOutcomeRecord): Promise<void> | undefined;
 }
 
 /**
@@ -170,13 +176,9 @@ export class MemoryCallLedger implements CallLedger {
     return undefined;
   }
 
-  recordOutcome(record: CallOutcomeRecord): Promise<void> {
-    try {
-      this.#state.apply(record);
-      return Promise.resolve();
-    } catch (error) {
-      return Promise.reject(error);
-    }
+  recordOutcome(record: CallOutcomeRecord): undefined {
+    this.#state.apply(record);
+    return undefined;
   }
 
   /** Forgets the open step (the step is in the history now). */
@@ -212,7 +214,11 @@ export function stepLedgerOf(ledger: CallLedger, key: string): StepLedger {
     },
     callSettled(index, result, ran) {
       const record: CallOutcomeRecord = ran === false ? { type: 'outcome', key, index, result, ran } : { type: 'outcome', key, index, result };
-      ledger.recordOutcome(record).catch(() => undefined); // a lost outcome: the call counts as interrupted
+      try {
+        ledger.recordOutcome(record)?.catch(() => undefined); // a lost outcome: the call counts as interrupted
+      } catch {
+        // the same
+      }
     },
   };
 }

@@ -129,8 +129,12 @@ export class LinearContext implements AgentContext, CallLedger {
     return this.record(record, options.sync !== false);
   }
 
-  /** Records a call's outcome: one line, synced with the next synced write. */
-  recordOutcome(record: CallOutcomeRecord): Promise<void> {
+  /** Records a call's outcome: one line, synced with the next synced write (in memory: at once, `undefined`). */
+  recordOutcome(record: CallOutcomeRecord): Promise<void> | undefined {
+    if (this.path === undefined) {
+      this.ledgerState.apply(record); // in memory: the state is the ledger, recorded at once
+      return undefined;
+    }
     return this.record(record, false);
   }
 

@@ -61,7 +61,7 @@ class CountingLinearContext extends LinearContext {
     return super.recordStart(...args);
   }
 
-  override recordOutcome(record: Parameters<LinearContext['recordOutcome']>[0]): Promise<void> {
+  override recordOutcome(record: Parameters<LinearContext['recordOutcome']>[0]): Promise<void> | undefined {
     this.#records.outcomes++;
     return super.recordOutcome(record);
   }
