@@ -1,7 +1,9 @@
 import type { Message, Tool } from '@kosong/core';
 import {
   BaseChatProvider,
+  checkKnownOptions,
   credentialHeaderValues,
+  type KnownOptions,
   type GenerationOptions,
   type ProviderGenerateOptions,
   type Secrets,
@@ -33,7 +35,20 @@ export interface ProviderOptionsCall {
   readonly thinkingEffort: ThinkingEffort | undefined;
 }
 
-/** Options of {@link aiSdkProvider}. */
+const PROVIDER_OPTIONS: KnownOptions<AiSdkProviderOptions> = {
+  name: true,
+  providerOptions: true,
+  thinking: true,
+  settings: true,
+  headers: true,
+  timeoutMs: true,
+  secrets: true,
+  env: true,
+};
+
+const SETTINGS: KnownOptions<SpecSettings> = { topK: true, presencePenalty: true, frequencyPenalty: true };
+
+/** Options of {@link aiSdkProvider}. An option it does not know is a `TypeError`. */
 export interface AiSdkProviderOptions {
   /** The provider's name (`ChatProvider.name`: errors, hooks and telemetry name it); default `ai-sdk`. */
   readonly name?: string;
@@ -96,6 +111,8 @@ export class AiSdkChatProvider extends BaseChatProvider {
 
   constructor(model: AiSdkLanguageModel, options: AiSdkProviderOptions = {}) {
     super();
+    checkKnownOptions('aiSdkProvider', options, PROVIDER_OPTIONS);
+    if (options.settings !== undefined) checkKnownOptions('aiSdkProvider settings', options.settings, SETTINGS);
     this.specified = specifiedModel(model);
     this.model = model;
     this.name = options.name ?? 'ai-sdk';

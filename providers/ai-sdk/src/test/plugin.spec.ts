@@ -60,6 +60,14 @@ describe('aiSdkPlugin and the provider package loader', () => {
     await kernel.dispose();
   });
 
+  it('refuses an option it does not know (a misspelt timeoutMs or setting is never ignored), also through aiSdkPlugin', () => {
+    const model = modelV4([finish()]);
+    expect(() => new AiSdkChatProvider(model, { timeout: 5 } as never)).to.throw(TypeError, /timeout/);
+    expect(() => new AiSdkChatProvider(model, { settings: { top_k: 3 } } as never)).to.throw(TypeError, /top_k/);
+    expect(() => aiSdkPlugin({ name: 'x', model, header: {} } as never)).to.throw(TypeError, /header/);
+    expect(() => new AiSdkChatProvider(model, { timeoutMs: 5, settings: { topK: 3 } })).not.to.throw();
+  });
+
   it('parseModelSpec: the package is what comes before the first colon (model ids may hold colons)', () => {
     expect(parseModelSpec('@ai-sdk/mistral:mistral-large-latest')).to.deep.equal({ packageName: '@ai-sdk/mistral', modelId: 'mistral-large-latest' });
     expect(parseModelSpec('@ai-sdk/amazon-bedrock:anthropic.claude-3-5-sonnet-20240620-v1:0')).to.deep.equal({ packageName: '@ai-sdk/amazon-bedrock', modelId: 'anthropic.claude-3-5-sonnet-20240620-v1:0' });
