@@ -34,6 +34,25 @@ export type ThinkingEffort = 'off' | 'low' | 'medium' | 'high' | 'xhigh' | 'max'
  */
 export type FinishReason = 'stop' | 'tool_calls' | 'length' | 'content_filter' | 'other';
 
+/** A model a call can go to: its provider's name and the model's. */
+export interface ModelIdentity {
+  readonly provider: string;
+  readonly model: string;
+}
+
+/**
+ * A provider that hands one call from model to model (a fallback) moved it on: `from` failed (or
+ * was skipped) before any part of its response was delivered, and `to` is asked next.
+ */
+export interface ProviderSwitch {
+  readonly from: ModelIdentity;
+  readonly to: ModelIdentity;
+  /** Why, in the provider's words (the fallback's: `error` or `circuit-open`). */
+  readonly reason: string;
+  /** The error of `from`, if it failed. */
+  readonly error: unknown;
+}
+
 /** Options of one {@link ChatProvider.generate} call. */
 export interface ProviderGenerateOptions {
   /** Aborting cancels the request; the stream must then end promptly with the signal's reason. */
@@ -61,6 +80,13 @@ export interface ProviderGenerateOptions {
    * any request). The runtime parses and validates the text; the provider only asks.
    */
   readonly output?: OutputFormat | undefined;
+  /**
+   * Where a provider that moves this call to another model (a fallback) says so, once per model it
+   * passes over, before it asks the next: the step hands it to its hooks' `onProviderSwitch`. Set by
+   * core only when a hook listens, as a property that is not enumerable (like
+   * `resolvedGeneration`); a wrapper hands it on with the options. It never throws.
+   */
+  readonly onProviderSwitch?: ((change: ProviderSwitch) => void) | undefined;
 }
 
 /**

@@ -37,5 +37,5 @@ export { generate, type GenerateOptions, type GenerateResult } from './generate.
 export { step, type StepOptions, type StepResumption, type ToolDispatchMode } from './step.js';
 export { StepResult } from './step-result.js';
 export { StepHooks, type ContextScope, type NamedStepHooks, type StepEventContext } from './hooks/step-hooks.js';
-export type { ApprovalDecisionEvent, ApprovalRequestEvent, CleanupEvent, PartEvent, RetryEvent, StepEndEvent, StepStartEvent, ToolCallEvent, ToolResultEvent } from './hooks/step-hooks.js';
+export type { ApprovalDecisionEvent, ApprovalRequestEvent, CleanupEvent, PartEvent, ProviderSwitchEvent, RetryEvent, StepEndEvent, StepStartEvent, ToolCallEvent, ToolResultEvent } from './hooks/step-hooks.js';
 export type { HookErrorHandler, HookErrorReport } from './hooks/hook-guard.js';

@@ -1,6 +1,6 @@
 import type { Message } from '../message/message.js';
 import type { ContentPart, StreamedMessagePart, ToolCall } from '../message/parts.js';
-import type { ChatProvider, FinishReason } from '../provider/chat-provider.js';
+import type { ChatProvider, FinishReason, ProviderSwitch } from '../provider/chat-provider.js';
 import type { GenerationOptions } from '../provider/generation-options.js';
 import type { OutputFormat } from '../provider/output-format.js';
 import type { Tool } from '../tooling/tool.js';
@@ -362,6 +362,18 @@ class StepExecution implements StepRun, StreamMessageInput, StreamObserver, Stre
 
   get output(): OutputFormat | undefined {
     return this.resolvedOutput?.format;
+  }
+
+  /** Given to the provider only when a hook listens for `onProviderSwitch`. */
+  get onProviderSwitch(): ((change: ProviderSwitch) => void) | undefined {
+    if (!this.bus.listens('onProviderSwitch')) return undefined;
+    return (change) => {
+      try {
+        this.bus.providerSwitch(change);
+      } catch {
+        // a malformed notice from the provider: nothing to deliver, and the provider must not fail for it
+      }
+    };
   }
 
   /** A complete tool call (see {@link StreamObserver.onToolCall}): dispatched, held back or withheld. */

@@ -1,7 +1,7 @@
 import type { Message } from '../message/message.js';
 import { PendingPart } from '../message/merge.js';
 import type { ContentPart, StreamedMessagePart, ToolCall } from '../message/parts.js';
-import type { ChatProvider, FinishReason, ProviderGenerateOptions, StreamedMessage } from '../provider/chat-provider.js';
+import type { ChatProvider, FinishReason, ProviderGenerateOptions, ProviderSwitch, StreamedMessage } from '../provider/chat-provider.js';
 import { APIEmptyResponseError, ChatProviderError } from '../provider/errors.js';
 import { resolveCallGeneration, withResolvedGeneration, type ResolvedGeneration } from '../provider/call-generation.js';
 import type { GenerationOptions } from '../provider/generation-options.js';
@@ -71,6 +71,8 @@ export interface StreamMessageInput {
   readonly generation: GenerationOptions | undefined;
   /** The structured output asked for, if any. */
   readonly output?: OutputFormat | undefined;
+  /** Where the provider reports moving the call to another model (see `ProviderGenerateOptions.onProviderSwitch`). */
+  readonly onProviderSwitch?: ((change: ProviderSwitch) => void) | undefined;
 }
 
 /**
@@ -137,7 +139,10 @@ function request(input: StreamMessageInput): Promise<StreamedMessage> {
   const { provider, signal, generation } = input;
   signal?.throwIfAborted();
   const resolved = resolveCallGeneration(provider, generation, input.tools);
-  return provider.generate(input.systemPrompt, input.tools, input.history, providerOptions(signal, generation, input.output, resolved));
+  const options = providerOptions(signal, generation, input.output, resolved);
+  const onSwitch = input.onProviderSwitch;
+  if (onSwitch !== undefined) Object.defineProperty(options, 'onProviderSwitch', { value: onSwitch });
+  return provider.generate(input.systemPrompt, input.tools, input.history, options);
 }
 
 function providerOptions(

@@ -105,11 +105,11 @@ export const ATTR_KOSONG_TOOL_CALL_INDEX = 'kosong.tool.call.index';
 /** `false` when the runtime did not run the call (it answered with a "not executed" error). */
 export const ATTR_KOSONG_TOOL_CALL_EXECUTED = 'kosong.tool.call.executed';
 
-// ── Model fallback (`@kosong/provider-fallback`; see `recordProviderSwitch`) ───────────────────────
+// ── Model fallback (`@kosong/provider-fallback`, through the `onProviderSwitch` hook) ─────────────
 
 /**
- * The span event of a model fallback passing over a model: added to the active span (the step's
- * `chat` span while its provider call runs). A `kosong.*` name: the GenAI conventions define no
+ * The span event of a model fallback passing over a model (the step hook `onProviderSwitch`): added
+ * to the step's `chat` span. A `kosong.*` name: the GenAI conventions define no
  * fallback event, and `gen_ai.*` names are theirs.
  */
 export const EVENT_KOSONG_PROVIDER_FALLBACK = 'kosong.provider.fallback';
@@ -121,8 +121,6 @@ export const ATTR_KOSONG_FALLBACK_FROM_MODEL = 'kosong.fallback.from.model';
 export const ATTR_KOSONG_FALLBACK_TO_PROVIDER = 'kosong.fallback.to.provider';
 /** On a fallback event: the model asked next. */
 export const ATTR_KOSONG_FALLBACK_TO_MODEL = 'kosong.fallback.to.model';
-/** On a fallback event: its position in the chain (0: the primary). */
-export const ATTR_KOSONG_FALLBACK_FROM_INDEX = 'kosong.fallback.from.index';
 /** On a fallback event: why the model was passed over: `error` (its request failed) or `circuit-open` (its breaker skipped it). */
 export const ATTR_KOSONG_FALLBACK_REASON = 'kosong.fallback.reason';
 

@@ -4,7 +4,7 @@
  *
  * - {@link otelPlugin}: the kernel plugin;
  * - {@link OtelStepHooks}: the same telemetry as hooks, for plain `step()` calls;
- * - {@link recordProviderSwitch}: a model fallback's switches as span events (`@kosong/provider-fallback`'s `onSwitch`);
+ * - model fallback switches (the step hook `onProviderSwitch`, e.g. from `@kosong/provider-fallback`) as span events;
  * - every attribute and metric name, and the pinned convention version ({@link GEN_AI_CONVENTIONS_VERSION}).
  *
  * @packageDocumentation
@@ -13,7 +13,6 @@ export { otelPlugin } from './otel-plugin.js';
 export { OtelStepHooks } from './otel-step-hooks.js';
 export { DEFAULT_CONTENT_MAX_LENGTH, DEFAULT_PLUGIN_NAME, OtelPluginOptions } from './options.js';
 export { errorTypeOf } from './error-type.js';
-export { recordProviderSwitch, type ProviderSwitch, type SwitchedModel } from './provider-switch.js';
 export { TRUNCATION_MARKER } from './content.js';
 export { INSTRUMENTATION_SCOPE_NAME, INSTRUMENTATION_SCOPE_VERSION } from './scope.js';
 export * from './conventions.js';

@@ -3,6 +3,7 @@ import {
   inputTokens,
   type CleanupEvent,
   type ContextScope,
+  type ProviderSwitchEvent,
   type StepEndEvent,
   type StepHooks,
   type StepStartEvent,
@@ -50,6 +51,7 @@ import {
   ATTR_HTTP_RESPONSE_STATUS_CODE,
   ATTR_KOSONG_STEP_CANCELLED,
   ATTR_KOSONG_STEP_ID,
+  EVENT_KOSONG_PROVIDER_FALLBACK,
   ATTR_KOSONG_STEP_LEAKED_TOOL_CALLS,
   ATTR_KOSONG_TENANT_ID,
   ATTR_KOSONG_TURN_ID,
@@ -72,6 +74,7 @@ import { GenAiInstruments } from './instruments.js';
 import { MetricAttributes } from './metric-attributes.js';
 import { DEFAULT_CONTENT_MAX_LENGTH, OtelPluginOptions } from './options.js';
 import { INSTRUMENTATION_SCOPE_NAME, INSTRUMENTATION_SCOPE_VERSION } from './scope.js';
+import { providerSwitchAttributes } from './provider-switch.js';
 import { StepTrace, endToolSpan } from './step-trace.js';
 
 /**
@@ -237,6 +240,12 @@ export class OtelStepHooks implements StepHooks {
     } else if (this.#captureContent && event.message && span.isRecording()) {
       span.setAttribute(ATTR_GEN_AI_OUTPUT_MESSAGES, outputMessagesJson(event.message, event.finishReason, this.#contentMaxLength));
     }
+  }
+
+  /** A `kosong.provider.fallback` event on the step's span: its provider moved the request to another model. */
+  onProviderSwitch(event: ProviderSwitchEvent): void {
+    const span = this.#steps.get(event.stepId)?.span;
+    if (span?.isRecording()) span.addEvent(EVENT_KOSONG_PROVIDER_FALLBACK, providerSwitchAttributes(event));
   }
 
   /** Ends every tool span still open (as errors), then the step span, and forgets the step. */

@@ -38,8 +38,8 @@ export interface BreakerChangeEvent {
   readonly error?: unknown;
 }
 
-/** Which listener of the policy failed. */
-export type FallbackListenerName = 'onSwitch' | 'onFailureAfterOutput' | 'onBreakerChange';
+/** Which listener of the policy failed (`onProviderSwitch`: the one core gave the call, see `ProviderGenerateOptions`). */
+export type FallbackListenerName = 'onSwitch' | 'onFailureAfterOutput' | 'onBreakerChange' | 'onProviderSwitch';
 
 /** Receives the failures of the policy's listeners; must not throw. */
 export type FallbackListenerErrorHandler = (error: unknown, listener: FallbackListenerName) => void;

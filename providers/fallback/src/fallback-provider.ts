@@ -5,7 +5,9 @@ import {
   type ChatProvider,
   type GenerationOptions,
   type ProviderChanges,
+  type ModelIdentity,
   type ProviderGenerateOptions,
+  type ProviderSwitch,
   type StreamedMessage,
   type ThinkingEffort,
 } from '@kosong/core/provider-kit';
@@ -154,6 +156,9 @@ export class FallbackChatProvider extends BaseChatProvider {
       if (next !== undefined) {
         const event: FallbackSwitchEvent = Object.freeze({ from: ref, to: next, reason: outcome.kind === 'skipped' ? 'circuit-open' : 'error', error: outcome.error });
         notify(policy.onSwitch, event, 'onSwitch', policy.onListenerError);
+        // The step's hooks hear of it too (`onProviderSwitch`), when core asked.
+        const change: ProviderSwitch = Object.freeze({ from: identity(ref), to: identity(next), reason: event.reason, error: event.error });
+        notify(options.onProviderSwitch, change, 'onProviderSwitch', policy.onListenerError);
       }
     }
     throw new AllModelsFailedError(failures);
@@ -237,4 +242,9 @@ function summaryOf(model: ChatProvider): Record<string, unknown> {
     }
   }
   return { name: model.name, modelName: model.modelName };
+}
+
+/** How core's `ProviderSwitch` names a model of the chain. */
+function identity(ref: ModelRef): ModelIdentity {
+  return Object.freeze({ provider: ref.name, model: ref.modelName });
 }

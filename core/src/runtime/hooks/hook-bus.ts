@@ -2,7 +2,7 @@ import { freezePart } from '../../message/freeze.js';
 import { freezeMessage, freezeToolResult } from './freeze-payload.js';
 import type { Message } from '../../message/message.js';
 import type { StreamedMessagePart, ToolCall } from '../../message/parts.js';
-import type { FinishReason } from '../../provider/chat-provider.js';
+import type { FinishReason, ProviderSwitch } from '../../provider/chat-provider.js';
 import { mergeGenerationOptions, type GenerationOptions } from '../../provider/generation-options.js';
 import type { OutputFormat } from '../../provider/output-format.js';
 import type { TokenUsage } from '../../provider/token-usage.js';
@@ -170,6 +170,16 @@ export class HookBus {
     const { stepId, tenant, provider, model, context } = this.context;
     const { step, attempt, nextAttempt, delayMs, error } = fields;
     this.detached(slots, Object.freeze({ stepId, tenant, provider, model, context, step, attempt, nextAttempt, delayMs, error }));
+  }
+
+  /** The provider moved the request to another model (see `ProviderGenerateOptions.onProviderSwitch`). Not awaited. */
+  providerSwitch(change: ProviderSwitch): void {
+    const slots = this.slots.onProviderSwitch;
+    if (this.closed || slots.length === 0) return;
+    const { stepId, tenant, provider, model, context } = this.context;
+    const from = Object.freeze({ provider: String(change.from.provider), model: String(change.from.model) });
+    const to = Object.freeze({ provider: String(change.to.provider), model: String(change.to.model) });
+    this.detached(slots, Object.freeze({ stepId, tenant, provider, model, context, from, to, reason: String(change.reason), error: change.error }));
   }
 
   /** The message is complete, or the step failed. `toolCalls` is copied into the event. */

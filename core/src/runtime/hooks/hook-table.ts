@@ -22,6 +22,7 @@ const HOOK_NAMES: readonly StepHookName[] = [
   'onStepEnd',
   'onCleanup',
   'onRetry',
+  'onProviderSwitch',
 ];
 
 const HOOK_NAME_SET: ReadonlySet<string> = new Set(HOOK_NAMES);

@@ -1,6 +1,6 @@
 import type { Message } from '../../message/message.js';
 import type { StreamedMessagePart, ToolCall } from '../../message/parts.js';
-import type { FinishReason } from '../../provider/chat-provider.js';
+import type { FinishReason, ProviderSwitch } from '../../provider/chat-provider.js';
 import type { GenerationOptions } from '../../provider/generation-options.js';
 import type { OutputFormat } from '../../provider/output-format.js';
 import type { TokenUsage } from '../../provider/token-usage.js';
@@ -141,6 +141,13 @@ export interface RetryEvent extends StepEventContext {
 }
 
 /**
+ * The step's provider moved the request to another model before the first part of the response
+ * arrived (a fallback provider passing over a model that failed). `provider` and `model` are the
+ * step's own (the fallback's); `from` and `to` the models of the chain.
+ */
+export interface ProviderSwitchEvent extends StepEventContext, ProviderSwitch {}
+
+/**
  * A piece of work the runtime runs inside the hooks' {@link StepHooks.runInContext}: the provider
  * call of a step, one tool call, or one agent turn. A telemetry plugin makes its span the active
  * context there, so that what the work does (an instrumented HTTP request, a database call) nests
@@ -207,6 +214,8 @@ export interface StepHooks {
   onCleanup?(event: CleanupEvent): void | Promise<void>;
   /** The agent loop will retry a failed step (sent by `kernel.agent()` only, after that step's cleanup). Not awaited. */
   onRetry?(event: RetryEvent): void | Promise<void>;
+  /** The provider moved the request to another model before its first part (see {@link ProviderSwitchEvent}). Not awaited. */
+  onProviderSwitch?(event: ProviderSwitchEvent): void | Promise<void>;
   /**
    * Runs a piece of work — a step's provider call, one tool call, one agent turn (see
    * {@link ContextScope}) — inside a context of the hook's: call `run()` once, synchronously, and

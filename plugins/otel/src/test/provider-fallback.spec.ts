@@ -1,6 +1,8 @@
 /**
  * The switches of a model fallback (`@kosong/provider-fallback`) as span events on the step's `chat`
- * span, with the real SDK, a real context manager and the plugin's own span handling.
+ * span: the fallback reports each switch to the step (`ProviderGenerateOptions.onProviderSwitch`),
+ * the step to its hooks (`onProviderSwitch`), and the plugin's hook adds the event. Real SDK, a real
+ * context manager, the plugin's own span handling.
  */
 import { APIConnectionError, APIStatusError, step, textPart } from '@kosong/core';
 import { MockChatProvider } from '@kosong/provider-echo';
@@ -12,7 +14,6 @@ import { expect } from 'chai';
 import {
   ATTR_ERROR_TYPE,
   ATTR_HTTP_RESPONSE_STATUS_CODE,
-  ATTR_KOSONG_FALLBACK_FROM_INDEX,
   ATTR_KOSONG_FALLBACK_FROM_MODEL,
   ATTR_KOSONG_FALLBACK_FROM_PROVIDER,
   ATTR_KOSONG_FALLBACK_REASON,
@@ -22,7 +23,6 @@ import {
   EVENT_KOSONG_PROVIDER_FALLBACK,
 } from '../conventions.js';
 import { OtelStepHooks } from '../otel-step-hooks.js';
-import { recordProviderSwitch } from '../provider-switch.js';
 import { Telemetry, history, isError, kernelWith, rejectionOf, testToolset } from './support.js';
 
 const failing = (error: unknown, modelName: string) => new MockChatProvider([], { generateError: error, modelName });
@@ -40,7 +40,7 @@ describe('model fallback switches as span events', () => {
   });
 
   const chain = (extra: Parameters<typeof fallbackProvider>[1] = {}): FallbackChatProvider =>
-    fallbackProvider([failing(new APIStatusError(503, 'overloaded'), 'primary-model'), answering('secondary-model')], { onSwitch: recordProviderSwitch, ...extra });
+    fallbackProvider([failing(new APIStatusError(503, 'overloaded'), 'primary-model'), answering('secondary-model')], extra);
 
   it('a switch is a kosong.provider.fallback event on the step\u2019s chat span (kernel + otelPlugin)', async () => {
     const provider = chain();
@@ -53,7 +53,6 @@ describe('model fallback switches as span events', () => {
     expect(span.events[0]!.attributes).to.deep.equal({
       [ATTR_KOSONG_FALLBACK_FROM_PROVIDER]: 'mock',
       [ATTR_KOSONG_FALLBACK_FROM_MODEL]: 'primary-model',
-      [ATTR_KOSONG_FALLBACK_FROM_INDEX]: 0,
       [ATTR_KOSONG_FALLBACK_TO_PROVIDER]: 'mock',
       [ATTR_KOSONG_FALLBACK_TO_MODEL]: 'secondary-model',
       [ATTR_KOSONG_FALLBACK_REASON]: 'error',
@@ -80,7 +79,6 @@ describe('model fallback switches as span events', () => {
   it('concurrent steps: each switch lands on its own step\u2019s span', async () => {
     const provider = fallbackProvider([failing(new APIConnectionError('refused'), 'primary-model'), answering('secondary-model', 5)], {
       breaker: false,
-      onSwitch: recordProviderSwitch,
     });
     const hooks = new OtelStepHooks(telemetry.options());
     const steps = Array.from({ length: 20 }, (_, i) => step({ provider, systemPrompt: '', toolset: testToolset(), history, hooks: [{ name: 'otel', hooks }], stepId: `s${i}` }));
@@ -95,9 +93,7 @@ describe('model fallback switches as span events', () => {
 
   it('a failure after the first part is no switch: no event, the step span carries the error', async () => {
     const late = new APIConnectionError('cut mid-stream');
-    const provider = fallbackProvider([new MockChatProvider([textPart('Hel'), textPart('lo')], { errorAfter: { parts: 1, error: late }, modelName: 'primary-model' }), answering('secondary-model')], {
-      onSwitch: recordProviderSwitch,
-    });
+    const provider = fallbackProvider([new MockChatProvider([textPart('Hel'), textPart('lo')], { errorAfter: { parts: 1, error: late }, modelName: 'primary-model' }), answering('secondary-model')]);
     const hooks = new OtelStepHooks(telemetry.options());
     expect(await rejectionOf(step({ provider, systemPrompt: '', toolset: testToolset(), history, hooks: [{ name: 'otel', hooks }] }))).to.equal(late);
     const span = telemetry.span('chat primary-model');
@@ -105,14 +101,13 @@ describe('model fallback switches as span events', () => {
     expect(isError(span)).to.equal(true);
   });
 
-  it('without an active span, or with one not recording, nothing is recorded and nothing throws', () => {
-    const event = { from: { name: 'a', modelName: 'm1', index: 0 }, to: { name: 'b', modelName: 'm2', index: 1 }, reason: 'error', error: new Error('x') };
-    expect(() => recordProviderSwitch(event)).not.to.throw();
-    const span = telemetry.tracerProvider.getTracer('t').startSpan('by hand');
-    recordProviderSwitch(event, span);
-    span.end();
-    recordProviderSwitch(event, span); // ended: not recording
-    expect(telemetry.span('by hand').events.map((e) => e.name)).to.deep.equal([EVENT_KOSONG_PROVIDER_FALLBACK]);
-    expect(telemetry.span('by hand').events[0]!.attributes![ATTR_ERROR_TYPE]).to.equal('Error');
+  it('the fallback\u2019s own onSwitch listener hears the switch as well; a step without the plugin records nothing', async () => {
+    const heard: string[] = [];
+    const provider = chain({ onSwitch: (event) => void heard.push(`${event.from.modelName}->${event.to.modelName}`) });
+    const hooks = new OtelStepHooks(telemetry.options());
+    await step({ provider, systemPrompt: '', toolset: testToolset(), history, hooks: [{ name: 'otel', hooks }] });
+    await step({ provider, systemPrompt: '', toolset: testToolset(), history });
+    expect(heard).to.deep.equal(['primary-model->secondary-model', 'primary-model->secondary-model']);
+    expect(telemetry.spans().map((span) => span.events.length)).to.deep.equal([1]);
   });
 });

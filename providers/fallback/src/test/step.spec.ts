@@ -1,4 +1,4 @@
-import { Kernel, definePlugin, step, textPart, type AgentRetry, type StepStartEvent } from '@kosong/core';
+import { APIStatusError, Kernel, definePlugin, step, textPart, type AgentRetry, type ProviderSwitchEvent, type StepStartEvent } from '@kosong/core';
 import { completionChunk, toolCallChunk } from '@kosong/provider-openai/testing';
 import { expect } from 'chai';
 
@@ -74,6 +74,31 @@ describe('fallbackProvider through step() (real HTTP)', () => {
       ['openai', 'p'],
       ['openai', 's'],
     ]);
+  });
+
+  it('each switch reaches the onProviderSwitch hook of a kernel hook plugin, with both models and the error', async () => {
+    servers.primary.reply(statusReply(503, 'overloaded'));
+    const provider = fallbackProvider([openai(servers.primary.baseURL, 'p'), openai(servers.secondary.baseURL, 's')]);
+    const events: ProviderSwitchEvent[] = [];
+    const kernel = new Kernel();
+    await kernel.use(
+      definePlugin({
+        name: 'setup',
+        setup: (ctx) => {
+          ctx.bindChatProvider('fallback', provider, { default: true });
+          ctx.bindToolset(recordingToolset());
+          ctx.bindHooks({ onProviderSwitch: (event: ProviderSwitchEvent) => void events.push(event) });
+        },
+      }),
+    );
+    try {
+      const result = await kernel.runner().step({ systemPrompt: '', history: [user('hi')], stepId: 'switching' });
+      expect(result.message.content).to.deep.equal([textPart('Hello from the test server.')]);
+    } finally {
+      await kernel.dispose();
+    }
+    expect(events.map((e) => [e.stepId, e.from, e.to, e.reason])).to.deep.equal([['switching', { provider: 'openai', model: 'p' }, { provider: 'openai', model: 's' }, 'error']]);
+    expect(APIStatusError.isInstance(events[0]!.error) && events[0]!.error.statusCode).to.equal(503);
   });
 });
 
