@@ -121,7 +121,7 @@ export const ATTR_KOSONG_FALLBACK_FROM_MODEL = 'kosong.fallback.from.model';
 export const ATTR_KOSONG_FALLBACK_TO_PROVIDER = 'kosong.fallback.to.provider';
 /** On a fallback event: the model asked next. */
 export const ATTR_KOSONG_FALLBACK_TO_MODEL = 'kosong.fallback.to.model';
-/** On a fallback event: why the model was passed over: `error` (its request failed) or `circuit-open` (its breaker skipped it). */
+/** On a fallback event: why the model was passed over: `error` (its request failed), `circuit-open` (its breaker skipped it) or `retry-after` (it rests for a retry-after). */
 export const ATTR_KOSONG_FALLBACK_REASON = 'kosong.fallback.reason';
 
 // ── Values ──────────────────────────────────────────────────────────────────────────────────────

@@ -23,8 +23,12 @@ const CHAT_PROVIDER_ERROR = errorMarker('ChatProviderError');
 const CIRCUIT_OPEN_ERROR = errorMarker('CircuitOpenError');
 const ALL_MODELS_FAILED_ERROR = errorMarker('AllModelsFailedError');
 
-/** Why a breaker let no call through: `open` (cooling down), `half-open` (a trial call is running), `isolated` (held open by hand). */
-export type BreakerRefusal = 'open' | 'half-open' | 'isolated';
+/**
+ * Why a breaker let no call through: `open` (cooling down), `half-open` (a trial call is running),
+ * `isolated` (held open by hand), `retry-after` (the model's last failure asked to be left alone
+ * until a time, with a `retry-after`, and a later model of the chain can be asked meanwhile).
+ */
+export type BreakerRefusal = 'open' | 'half-open' | 'isolated' | 'retry-after';
 
 /**
  * A model was skipped without a request: its circuit breaker is open. Not retryable by itself (the
@@ -36,14 +40,17 @@ export class CircuitOpenError extends ChatProviderError {
   readonly model: ModelRef;
   /** Why its breaker let no call through. */
   readonly breaker: BreakerRefusal;
-  /** When an open breaker lets a trial call through (epoch ms); `undefined` unless `breaker` is `open`. */
+  /**
+   * When the model is asked again (epoch ms): for `open`, when the breaker lets a trial call through;
+   * for `retry-after`, when the model's `retry-after` runs out. `undefined` otherwise.
+   */
   readonly halfOpensAt: number | undefined;
 
   constructor(model: ModelRef, breaker: BreakerRefusal, halfOpensAt?: number) {
     super(`${modelLabel(model)} was skipped: ${refusalText(breaker, halfOpensAt)}`);
     this.model = model;
     this.breaker = breaker;
-    this.halfOpensAt = breaker === 'open' ? halfOpensAt : undefined;
+    this.halfOpensAt = breaker === 'open' || breaker === 'retry-after' ? halfOpensAt : undefined;
     markError(this, CIRCUIT_OPEN_ERROR);
   }
 
@@ -61,6 +68,8 @@ function refusalText(breaker: BreakerRefusal, halfOpensAt: number | undefined): 
       return 'its circuit breaker is half-open (a trial call is running)';
     case 'isolated':
       return 'its circuit breaker is held open';
+    case 'retry-after':
+      return `it asked to be retried after ${halfOpensAt === undefined ? 'a while' : new Date(halfOpensAt).toISOString()} (retry-after)`;
   }
 }
 

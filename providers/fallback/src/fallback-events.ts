@@ -2,8 +2,9 @@ import type { ModelRef } from './model-ref.js';
 
 /**
  * The fallback passed over a model before its first part: its request failed with an error that
- * switches (`reason: 'error'`), or its circuit breaker let no call through (`reason: 'circuit-open'`,
- * `error` a `CircuitOpenError`). `to` is the next model of the chain, which is asked next (and may be
+ * switches (`reason: 'error'`), its circuit breaker let no call through (`reason: 'circuit-open'`,
+ * `error` a `CircuitOpenError`), or it rests for the `retry-after` of its last failure (`reason:
+ * 'retry-after'`, `error` a `CircuitOpenError` whose `breaker` is `retry-after`). `to` is the next model of the chain, which is asked next (and may be
  * passed over in turn: each model passed over is one event). Frozen.
  */
 export interface FallbackSwitchEvent {
@@ -11,7 +12,7 @@ export interface FallbackSwitchEvent {
   readonly from: ModelRef;
   /** The model asked next. */
   readonly to: ModelRef;
-  readonly reason: 'error' | 'circuit-open';
+  readonly reason: 'error' | 'circuit-open' | 'retry-after';
   /** The error of `from` (a `CircuitOpenError` when its breaker skipped it). */
   readonly error: unknown;
 }

@@ -22,6 +22,14 @@ export interface BreakerPolicy {
    * trial (half-open): a success closes the breaker, a failure opens it again for as long.
    */
   readonly halfOpenAfterMs?: number | undefined;
+  /**
+   * The longest a model is left alone for a `retry-after` its counted failure carried (an
+   * `APIStatusError`'s `retryAfterSeconds`, e.g. of a 429), in ms: it is skipped that long, while a
+   * later model of the chain can be asked (the last model is always asked: its own error, with its
+   * `retry-after`, is then the caller's, for the agent loop's retry). Default 300 000 (5 min); `0`:
+   * a `retry-after` is ignored (the failure counts like any other).
+   */
+  readonly maxRetryAfterMs?: number | undefined;
 }
 
 /** How a fallback provider moves along its chain. Every field is optional; an unknown field is a `TypeError`. */
@@ -50,11 +58,14 @@ export interface FallbackPolicy {
 export const DEFAULT_CONSECUTIVE_FAILURES = 3;
 /** Default of {@link BreakerPolicy.halfOpenAfterMs}. */
 export const DEFAULT_HALF_OPEN_AFTER_MS = 30_000;
+/** Default of {@link BreakerPolicy.maxRetryAfterMs}. */
+export const DEFAULT_MAX_RETRY_AFTER_MS = 300_000;
 
 /** Breaker settings checked, with their defaults. */
 export interface ResolvedBreaker {
   readonly consecutiveFailures: number;
   readonly halfOpenAfterMs: number;
+  readonly maxRetryAfterMs: number;
 }
 
 /** A policy checked, with its defaults. */
@@ -76,7 +87,7 @@ const KNOWN_POLICY: KnownOptions<FallbackPolicy> = {
   onListenerError: true,
 };
 
-const KNOWN_BREAKER: KnownOptions<BreakerPolicy> = { consecutiveFailures: true, halfOpenAfterMs: true };
+const KNOWN_BREAKER: KnownOptions<BreakerPolicy> = { consecutiveFailures: true, halfOpenAfterMs: true, maxRetryAfterMs: true };
 
 const OWNER = 'fallbackProvider';
 
@@ -100,19 +111,22 @@ export function resolvePolicy(policy: FallbackPolicy): ResolvedPolicy {
 
 function resolveBreaker(breaker: BreakerPolicy | false | undefined): ResolvedBreaker | undefined {
   if (breaker === false) return undefined;
-  if (breaker === undefined) return { consecutiveFailures: DEFAULT_CONSECUTIVE_FAILURES, halfOpenAfterMs: DEFAULT_HALF_OPEN_AFTER_MS };
+  if (breaker === undefined) return { consecutiveFailures: DEFAULT_CONSECUTIVE_FAILURES, halfOpenAfterMs: DEFAULT_HALF_OPEN_AFTER_MS, maxRetryAfterMs: DEFAULT_MAX_RETRY_AFTER_MS };
   if (typeof breaker !== 'object' || breaker === null || Array.isArray(breaker)) {
     throw new TypeError(`${OWNER}: policy.breaker must be an object or false, got ${describe(breaker)}`);
   }
   checkKnownOptions(`${OWNER}: policy.breaker`, breaker, KNOWN_BREAKER);
-  const { consecutiveFailures = DEFAULT_CONSECUTIVE_FAILURES, halfOpenAfterMs = DEFAULT_HALF_OPEN_AFTER_MS } = breaker;
+  const { consecutiveFailures = DEFAULT_CONSECUTIVE_FAILURES, halfOpenAfterMs = DEFAULT_HALF_OPEN_AFTER_MS, maxRetryAfterMs = DEFAULT_MAX_RETRY_AFTER_MS } = breaker;
   if (!Number.isSafeInteger(consecutiveFailures) || consecutiveFailures < 1) {
     throw new TypeError(`${OWNER}: policy.breaker.consecutiveFailures must be a positive integer, got ${describe(consecutiveFailures)}`);
   }
   if (typeof halfOpenAfterMs !== 'number' || !Number.isFinite(halfOpenAfterMs) || halfOpenAfterMs < 0) {
     throw new TypeError(`${OWNER}: policy.breaker.halfOpenAfterMs must be a finite number of ms, 0 or more, got ${describe(halfOpenAfterMs)}`);
   }
-  return { consecutiveFailures, halfOpenAfterMs };
+  if (typeof maxRetryAfterMs !== 'number' || !Number.isFinite(maxRetryAfterMs) || maxRetryAfterMs < 0) {
+    throw new TypeError(`${OWNER}: policy.breaker.maxRetryAfterMs must be a finite number of ms, 0 or more, got ${describe(maxRetryAfterMs)}`);
+  }
+  return { consecutiveFailures, halfOpenAfterMs, maxRetryAfterMs };
 }
 
 function functionOrUndefined<F>(value: F | undefined, name: string): F | undefined {

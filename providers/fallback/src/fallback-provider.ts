@@ -154,7 +154,7 @@ export class FallbackChatProvider extends BaseChatProvider {
       failures.push(Object.freeze({ model: ref, error: outcome.error }));
       const next = refs[index + 1];
       if (next !== undefined) {
-        const event: FallbackSwitchEvent = Object.freeze({ from: ref, to: next, reason: outcome.kind === 'skipped' ? 'circuit-open' : 'error', error: outcome.error });
+        const event: FallbackSwitchEvent = Object.freeze({ from: ref, to: next, reason: outcome.kind !== 'skipped' ? 'error' : outcome.error.breaker === 'retry-after' ? 'retry-after' : 'circuit-open', error: outcome.error });
         notify(policy.onSwitch, event, 'onSwitch', policy.onListenerError);
         // The step's hooks hear of it too (`onProviderSwitch`), when core asked.
         const change: ProviderSwitch = Object.freeze({ from: identity(ref), to: identity(next), reason: event.reason, error: event.error });
@@ -169,7 +169,8 @@ export class FallbackChatProvider extends BaseChatProvider {
     const ref = this.refs[index]!;
     const switches = (error: unknown): boolean => this.policy.shouldSwitch(error, ref);
     const breaker = this.breakers?.[index];
-    if (breaker !== undefined) return breaker.run(call, switches, signal);
+    // The last model is asked even while it rests for a retry-after: its own error then reaches the caller, with its retry-after.
+    if (breaker !== undefined) return breaker.run(call, switches, signal, index < this.models.length - 1);
     try {
       return { kind: 'started', value: await call() };
     } catch (error) {

@@ -37,6 +37,9 @@ export class ModelBreaker {
   readonly #halfOpenAfterMs: number;
   /** When the breaker last opened (epoch ms, cockatiel's clock: `Date.now()`). */
   #openedAt = 0;
+  readonly #maxRetryAfterMs: number;
+  /** Until when the model's last counted failure asked to be left alone (`retry-after`; epoch ms). */
+  #restUntil = 0;
 
   constructor(
     readonly model: ModelRef,
@@ -44,6 +47,7 @@ export class ModelBreaker {
     onChange: ((event: BreakerChangeEvent) => void) | undefined,
   ) {
     this.#halfOpenAfterMs = settings.halfOpenAfterMs;
+    this.#maxRetryAfterMs = settings.maxRetryAfterMs;
     this.#policy = circuitBreaker(
       handleWhenResult((outcome) => (outcome as CallOutcome<unknown>).kind === 'failed'),
       { halfOpenAfter: settings.halfOpenAfterMs, breaker: new ConsecutiveBreaker(settings.consecutiveFailures) },
@@ -66,10 +70,19 @@ export class ModelBreaker {
     return STATES[this.#policy.state];
   }
 
-  /** Whether a call made now would be let through: closed, or open with its cool-down over (the call would be the trial). */
+  /**
+   * Whether a call made now would be let through: closed (and not resting for a `retry-after`), or
+   * open with its cool-down over (the call would be the trial).
+   */
   get available(): boolean {
     const state = this.#policy.state;
-    return state === CircuitState.Closed || (state === CircuitState.Open && Date.now() >= this.halfOpensAt);
+    const now = Date.now();
+    return (state === CircuitState.Closed && now >= this.#restUntil) || (state === CircuitState.Open && now >= this.halfOpensAt);
+  }
+
+  /** Until when the model rests for a `retry-after` of its last counted failure (epoch ms; in the past when it does not). */
+  get restsUntil(): number {
+    return this.#restUntil;
   }
 
   /** When an open breaker lets its trial call through (epoch ms). */
@@ -81,8 +94,23 @@ export class ModelBreaker {
    * Runs one call of the model through the breaker. `call` resolves with what the model started, or
    * rejects with its error; `counts(error)` says whether that error is a failure of the model.
    */
-  async run<T>(call: () => Promise<T>, counts: (error: unknown) => boolean, signal: AbortSignal | undefined): Promise<CallOutcome<T>> {
+  async run<T>(call: () => Promise<T>, counts: (error: unknown) => boolean, signal: AbortSignal | undefined, mayRest = true): Promise<CallOutcome<T>> {
     if (this.#policy.state === CircuitState.HalfOpen) return { kind: 'skipped', error: new CircuitOpenError(this.model, 'half-open') };
+    if (mayRest && Date.now() < this.#restUntil) return { kind: 'skipped', error: new CircuitOpenError(this.model, 'retry-after', this.#restUntil) };
+    const outcome = await this.#run(call, counts, signal);
+    if (outcome.kind === 'failed' && outcome.counts) this.#restFor(outcome.error);
+    else if (outcome.kind === 'started') this.#restUntil = 0;
+    return outcome;
+  }
+
+  /** A counted failure with a `retry-after` (an `APIStatusError`'s, or an aggregate's of a nested chain): the model rests that long, at most `maxRetryAfterMs`. */
+  #restFor(error: unknown): void {
+    const seconds = (error as { retryAfterSeconds?: unknown } | null)?.retryAfterSeconds;
+    if (typeof seconds !== 'number' || !(seconds > 0) || this.#maxRetryAfterMs === 0) return;
+    this.#restUntil = Math.max(this.#restUntil, Date.now() + Math.min(seconds * 1_000, this.#maxRetryAfterMs));
+  }
+
+  async #run<T>(call: () => Promise<T>, counts: (error: unknown) => boolean, signal: AbortSignal | undefined): Promise<CallOutcome<T>> {
     try {
       return await this.#policy.execute(async (): Promise<CallOutcome<T>> => {
         try {

@@ -71,6 +71,59 @@ describe('fallbackProvider: circuit breakers (real HTTP, cockatiel)', () => {
     expect(limited.status()[0]!.breaker).to.equal('open');
   });
 
+  it('a 429 with retry-after leaves the model alone that long, below the failure count: skipped without a request, then asked again', async () => {
+    const switches: FallbackSwitchEvent[] = [];
+    const provider = chain({ switches, failures: 5 });
+    servers.primary.reply(statusReply(429, 'slow down', { 'retry-after': '20' }), textReply(['p']));
+    servers.secondary.reply(textReply(['s1']), textReply(['s2']), textReply(['s3']));
+    expect(await ask(provider)).to.equal('s1');
+    expect(provider.status()[0]).to.include({ breaker: 'closed', available: false });
+    expect(provider.modelName, 'the model a step starts with').to.equal('secondary-model');
+    clock.tick(19_000);
+    expect(await ask(provider)).to.equal('s2');
+    expect(servers.primary.requests, 'resting: no request').to.have.length(1);
+    const skip = switches.at(-1)!;
+    expect(skip.reason).to.equal('retry-after');
+    expect((skip.error as CircuitOpenError).breaker).to.equal('retry-after');
+    expect((skip.error as CircuitOpenError).halfOpensAt).to.equal(Date.now() + 1_000);
+    expect((skip.error as Error).message).to.match(/^openai\/primary-model was skipped: it asked to be retried after .* \(retry-after\)$/);
+    clock.tick(1_000);
+    expect(await ask(provider)).to.equal('p');
+    expect(provider.status()[0]).to.include({ breaker: 'closed', available: true });
+  });
+
+  it('a retry-after is capped by maxRetryAfterMs, and ignored with 0; the last model of the chain is asked even while it rests', async () => {
+    const capped = fallbackProvider([openai(servers.primary.baseURL, 'p'), openai(servers.secondary.baseURL, 's')], { breaker: { maxRetryAfterMs: 2_000 } });
+    servers.primary.reply(statusReply(429, 'slow down', { 'retry-after': '3600' }), textReply(['p']));
+    servers.secondary.reply(textReply(['s']));
+    expect(await ask(capped)).to.equal('s');
+    clock.tick(2_000);
+    expect(await ask(capped), 'asked again after the cap, not after an hour').to.equal('p');
+
+    const ignoring = fallbackProvider([openai(servers.primary.baseURL, 'p'), openai(servers.secondary.baseURL, 's')], { breaker: { maxRetryAfterMs: 0 } });
+    servers.primary.reply(statusReply(429, 'slow down', { 'retry-after': '60' }), textReply(['p2']));
+    servers.secondary.reply(textReply(['s2']));
+    expect(await ask(ignoring)).to.equal('s2');
+    expect(await ask(ignoring), 'no rest').to.equal('p2');
+
+    // The secondary rests too, but it is the last: it is asked, and its own 429 reaches the caller with its retry-after.
+    const both = fallbackProvider([openai(servers.primary.baseURL, 'p'), openai(servers.secondary.baseURL, 's')]);
+    const before = servers.secondary.requests.length;
+    servers.primary.reply(statusReply(429, 'a', { 'retry-after': '30' }));
+    servers.secondary.reply(statusReply(429, 'b', { 'retry-after': '40' }), statusReply(429, 'c', { 'retry-after': '40' }));
+    const first = await rejection(both.generate('', [], [user('hi')]));
+    const second = await rejection(both.generate('', [], [user('hi')]));
+    expect((first as { retryAfterSeconds?: number }).retryAfterSeconds).to.equal(40);
+    expect((second as { retryAfterSeconds?: number }).retryAfterSeconds, 'the secondary was asked again').to.equal(40);
+    expect(servers.secondary.requests.length - before).to.equal(2);
+  });
+
+  it('refuses a bad maxRetryAfterMs', () => {
+    for (const bad of [-1, Number.NaN, Number.POSITIVE_INFINITY, '5']) {
+      expect(() => fallbackProvider([openai(servers.primary.baseURL, 'p')], { breaker: { maxRetryAfterMs: bad as number } })).to.throw(TypeError, /maxRetryAfterMs/);
+    }
+  });
+
   it('half-opens after the cool-down: one trial call reaches the primary, its success closes the breaker', async () => {
     const changes: BreakerChangeEvent[] = [];
     const provider = chain({ failures: 1, changes });
