@@ -11,6 +11,7 @@ import { ContextWrappers } from '../runtime/hooks/context-wrappers.js';
 import { DEFAULT_MAX_HOOK_FAILURES } from '../runtime/defaults.js';
 import { isThenable, writeHookErrorToStderr, type HookErrorHandler, type HookFailureKind } from '../runtime/hooks/hook-guard.js';
 import type { StepOptions, StepResumption } from '../runtime/step.js';
+import { checkTimeoutBudgets, TurnDeadline, type TimeoutBudgets } from '../runtime/timeout-budgets.js';
 import type { StepResult } from '../runtime/step-result.js';
 import type { NamedStepHooks, TurnScope } from '../runtime/hooks/step-hooks.js';
 import { isApprovalDecision, type ApprovalCallback, type ApprovalDecision } from '../tooling/approval.js';
@@ -36,7 +37,7 @@ import { toolResultToMessage } from './tool-message.js';
 export type StepFunction = (options: Pick<StepOptions<unknown, OutputOption>, AgentStepOption>) => Promise<StepResult>;
 
 /** The step options the agent sets for each step (see {@link StepFunction}). */
-type AgentStepOption = 'systemPrompt' | 'history' | 'signal' | 'hooks' | 'generation' | 'onApproval' | 'approvalTimeoutMs' | 'resume' | 'context' | 'output' | 'ledger';
+type AgentStepOption = 'systemPrompt' | 'history' | 'signal' | 'hooks' | 'generation' | 'onApproval' | 'approvalTimeoutMs' | 'resume' | 'context' | 'output' | 'ledger' | 'timeouts';
 
 /** What happens in an agent turn, as it happens. `step` counts from 1 within the turn. */
 export type AgentEvent =
@@ -112,6 +113,14 @@ export interface AgentOptions extends Pick<StepOptions<unknown, OutputOption>, '
    * scope's `runInContext` hooks). Must call `run` once, synchronously, and return its result.
    */
   readonly runTurn?: <T>(turn: TurnScope, run: () => T) => T;
+  /**
+   * Timeout budgets of every turn (see {@link TimeoutBudgets}): `turnMs` for each `run` and
+   * `resume` as a whole (the running step is aborted, the turn rejects with the
+   * `TimeoutBudgetError`), and `stepMs`, `idleMs`, `toolCallMs` for each of its steps (the
+   * `timeouts` of `step()`, see {@link StepOptions.timeouts}). A turn's own `timeouts` are merged
+   * over these, field by field. A bad value is a `TypeError` here, when the agent is made.
+   */
+  readonly timeouts?: TimeoutBudgets;
 }
 
 /** The steps of a turn at most when {@link AgentOptions.maxSteps} is not given. */
@@ -145,6 +154,11 @@ export interface AgentRunOptions<S extends OutputOption | undefined = OutputOpti
   extends Pick<StepOptions<unknown, S>, 'signal' | 'hooks' | 'generation' | 'onApproval' | 'context' | 'output'> {
   /** Every event of the turn. Guarded: a failure is reported and never changes the turn. */
   readonly onEvent?: (event: AgentEvent) => void | Promise<void>;
+  /**
+   * Timeout budgets of this turn, merged over the agent's field by field (see
+   * {@link AgentOptions.timeouts}). A bad value rejects the turn with a `TypeError` before it starts.
+   */
+  readonly timeouts?: TimeoutBudgets;
   /**
    * The turn this run belongs to, for the call ledger's keys (each call's `idempotencyKey` is
    * `[session/]turn/step/index`, the step counted in the turn): its `id` (default: a new random one)
@@ -209,6 +223,7 @@ export class Agent {
   private readonly memoryLedger: MemoryCallLedger | undefined;
 
   constructor(private readonly options: AgentOptions) {
+    if (options.timeouts !== undefined) checkTimeoutBudgets('Agent', options.timeouts, true);
     this.context = options.context ?? new LinearContext();
     this.policy = { ...defaultRetryPolicy, ...options.retry };
     this.memoryLedger = this.context.ledger === undefined ? new MemoryCallLedger() : undefined;
@@ -247,18 +262,21 @@ export class Agent {
     const inputs: readonly Message[] =
       typeof input === 'string' ? [{ role: 'user', content: [{ type: 'text', text: input }] }] : isMessageList(input) ? input : [input];
     const turn = turnOf(runOptions.turn);
-    return this.claimed(() =>
-      this.inTurnScope(runOptions, async () => {
-        const open = this.ledger.openStep;
-        if (open) {
-          // A step the ledger recorded and the history does not hold: it is completed first, from its records.
-          const turnResult = await this.steps(turn, 1, tokenUsage(), runOptions, { key: open.key, pending: undefined, decisions: {} }, inputs);
-          return turnResult as AgentTurnResult<InferOutput<S>>;
-        }
-        await this.context.append(...inputs);
-        // The output's type is the schema's: the step parsed and validated it with that schema.
-        return (await this.steps(turn, 1, tokenUsage(), runOptions, undefined, NO_MESSAGES)) as AgentTurnResult<InferOutput<S>>;
-      }),
+    const budgeted = this.withBudgets(runOptions, turn.id);
+    return this.bounded(budgeted, (runOptions) =>
+      this.claimed(() =>
+        this.inTurnScope(runOptions, async () => {
+          const open = this.ledger.openStep;
+          if (open) {
+            // A step the ledger recorded and the history does not hold: it is completed first, from its records.
+            const turnResult = await this.steps(turn, 1, tokenUsage(), runOptions, { key: open.key, pending: undefined, decisions: {} }, inputs);
+            return turnResult as AgentTurnResult<InferOutput<S>>;
+          }
+          await this.context.append(...inputs);
+          // The output's type is the schema's: the step parsed and validated it with that schema.
+          return (await this.steps(turn, 1, tokenUsage(), runOptions, undefined, NO_MESSAGES)) as AgentTurnResult<InferOutput<S>>;
+        }),
+      ),
     );
   }
 
@@ -286,11 +304,47 @@ export class Agent {
     checkDecisions(pending, decisions);
     const turn = pending.turn ?? turnOf(options.turn);
     const key = pending.key ?? this.stepKey(turn, pending.step);
-    return this.claimed(() => {
-      // Another resume may have completed the step while this one waited for the store's claim.
-      if (this.context.pendingStep?.stepId !== pending.stepId) throw new ResumeConflictError('The step was resumed by another resume meanwhile; nothing was run');
-      return this.inTurnScope(options, () => this.steps(turn, pending.step, pending.turnUsage, options, { key, pending, decisions }, NO_MESSAGES));
-    });
+    const budgeted = this.withBudgets(options, turn.id);
+    return this.bounded(budgeted, (options) =>
+      this.claimed(() => {
+        // Another resume may have completed the step while this one waited for the store's claim.
+        if (this.context.pendingStep?.stepId !== pending.stepId) throw new ResumeConflictError('The step was resumed by another resume meanwhile; nothing was run');
+        return this.inTurnScope(options, () => this.steps(turn, pending.step, pending.turnUsage, options, { key, pending, decisions }, NO_MESSAGES));
+      }),
+    );
+  }
+
+  /**
+   * A turn's options with its budgets: the turn's `timeouts` merged over the agent's (checked), and,
+   * with `turnMs`, the turn's deadline, whose signal (aborted by the caller's too) the turn's steps
+   * and waits take instead of the caller's.
+   *
+   * @throws TypeError for bad `timeouts`.
+   */
+  private withBudgets<O extends AgentRunOptions>(runOptions: O, turnId: string): { readonly options: O; readonly deadline: TurnDeadline | undefined } {
+    const own = runOptions.timeouts;
+    if (own !== undefined) checkTimeoutBudgets('Agent.run()', own, true);
+    const agent = this.options.timeouts;
+    if (own === undefined && agent === undefined) return { options: runOptions, deadline: undefined };
+    const timeouts: TimeoutBudgets = agent === undefined ? own! : own === undefined ? agent : mergeBudgets(agent, own);
+    const turnMs = timeouts.turnMs;
+    if (turnMs === undefined) return { options: { ...runOptions, timeouts }, deadline: undefined };
+    const deadline = new TurnDeadline(turnMs, turnId, runOptions.signal);
+    return { options: { ...runOptions, timeouts, signal: deadline.signal }, deadline };
+  }
+
+  /** Runs a turn within its deadline, if it has one: stopped when the turn ends, however it ends. */
+  private bounded<O, T>(budgeted: { readonly options: O; readonly deadline: TurnDeadline | undefined }, run: (options: O) => Promise<T>): Promise<T> {
+    const { options, deadline } = budgeted;
+    if (deadline === undefined) return run(options);
+    let running: Promise<T>;
+    try {
+      running = run(options);
+    } catch (error) {
+      deadline.stop();
+      return Promise.reject(error);
+    }
+    return running.finally(() => deadline.stop());
   }
 
   /**
@@ -458,6 +512,7 @@ export class Agent {
     const onApproval = runOptions.onApproval ?? this.options.onApproval;
     const approvalTimeoutMs = this.options.approvalTimeoutMs;
     const output = runOptions.output ?? this.options.output;
+    const timeouts = stepBudgets(runOptions.timeouts);
     for (let attempt = 1; ; attempt++) {
       emit({ type: 'step_start', step: stepNo, attempt });
       // What the ledger holds of this step (a retry of a step whose calls started) is completed, never asked of the model again.
@@ -474,6 +529,7 @@ export class Agent {
           ...(resume ? { resume } : {}),
           ...(runOptions.context === undefined ? {} : { context: runOptions.context }),
           ...(output === undefined ? {} : { output }),
+          ...(timeouts === undefined ? {} : { timeouts }),
           ledger: stepLedgerOf(this.ledger, key),
           hooks,
         });
@@ -564,6 +620,27 @@ function eventHooks(stepNo: number, emit: (event: AgentEvent) => void): NamedSte
 function turnGeneration(agent: GenerationOptions | undefined, run: GenerationOptions | undefined): GenerationOptions | undefined {
   if (agent === undefined) return run;
   return run === undefined ? agent : mergeGenerationOptions(agent, run);
+}
+
+/** Budgets merged field by field: `over`'s win; a field set to `undefined` counts as unset. */
+function mergeBudgets(under: TimeoutBudgets, over: TimeoutBudgets): TimeoutBudgets {
+  const merged: Record<string, number> = {};
+  for (const budgets of [under, over]) {
+    for (const [key, value] of Object.entries(budgets)) if (value !== undefined) merged[key] = value as number;
+  }
+  return merged;
+}
+
+/** The budgets a turn gives each of its steps (`turnMs` is the turn's own); none when it has none. */
+function stepBudgets(timeouts: TimeoutBudgets | undefined): StepOptions['timeouts'] {
+  if (timeouts === undefined) return undefined;
+  const { stepMs, idleMs, toolCallMs } = timeouts;
+  if (stepMs === undefined && idleMs === undefined && toolCallMs === undefined) return undefined;
+  return {
+    ...(stepMs === undefined ? {} : { stepMs }),
+    ...(idleMs === undefined ? {} : { idleMs }),
+    ...(toolCallMs === undefined ? {} : { toolCallMs }),
+  };
 }
 
 /** What the model is told after an answer that is not the structured output asked for. */

@@ -36,6 +36,7 @@ export type { SchemaIssue } from '../schema/schema-issues.js';
 export { generate, type GenerateOptions, type GenerateResult } from './generate.js';
 export { step, type StepOptions, type StepResumption, type ToolDispatchMode } from './step.js';
 export { StepResult } from './step-result.js';
+export { TimeoutBudgetError, type TimeoutBudgets } from './timeout-budgets.js';
 export { StepHooks, type ContextScope, type NamedStepHooks, type StepEventContext } from './hooks/step-hooks.js';
 export type { ApprovalDecisionEvent, ApprovalRequestEvent, CleanupEvent, PartEvent, ProviderSwitchEvent, RetryEvent, StepEndEvent, StepStartEvent, ToolCallEvent, ToolResultEvent } from './hooks/step-hooks.js';
 export type { HookErrorHandler, HookErrorReport } from './hooks/hook-guard.js';

@@ -11,7 +11,8 @@
  *   `asNamedHooks`, the hook names and the scopes of `runInContext`, the default hook-error handler
  *   and sink (`writeHookErrorToStderr`, `stderrHookErrorSink`, with `isDisposalErrorReport`),
  *   `abortableDelay`, `freezePart` / `freezeJson` (how events are frozen), and the
- *   {@link StepLedger} a step writes its tool calls to; the result types of a Standard Schema's
+ *   {@link StepLedger} a step writes its tool calls to, the `TimeoutBudget` names (which budget a
+ *   `TimeoutBudgetError` names); the result types of a Standard Schema's
  *   `validate` (`StandardSchemaResult`, `StandardSchemaIssue`).
  *
  * @packageDocumentation
@@ -24,4 +25,5 @@ export { DEFAULT_CLEANUP_TIMEOUT_MS, DEFAULT_HOOK_TIMEOUT_MS, DEFAULT_MAX_HOOK_F
 export { abortableDelay } from './abort.js';
 export { freezeJson, freezePart } from '../message/freeze.js';
 export type { StepLedger } from './step-ledger.js';
+export type { TimeoutBudget } from './timeout-budgets.js';
 export type { StandardSchemaIssue, StandardSchemaResult } from '../output/output-schema.js';

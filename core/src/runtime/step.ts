@@ -23,6 +23,7 @@ import { StepResult, type StepRun } from './step-result.js';
 import { streamMessage, streamMessageThen, type GenerateResult, type StreamEnd, type StreamMessageInput, type StreamObserver } from './stream-message.js';
 import type { StepLedger } from './step-ledger.js';
 import { ToolRuns, type ToolRunListener } from './tool-runs.js';
+import { checkTimeoutBudgets, hasStepDeadline, StepDeadline, type IdleWatch, type TimeoutBudgets } from './timeout-budgets.js';
 
 /**
  * When tool calls run.
@@ -142,6 +143,15 @@ export interface StepOptions<TContext = unknown, S extends OutputOption | undefi
   /** How long aborted tools get to settle before they are reported as leaked; default 5 s. */
   readonly cleanupTimeoutMs?: number;
   /**
+   * Timeout budgets of the step (see {@link TimeoutBudgets}; `turnMs` is an agent's): `stepMs` for
+   * the whole step, `idleMs` for the provider's silence before and between parts, `toolCallMs` for
+   * each tool call. One that runs out is a {@link TimeoutBudgetError} naming it: the step (step, idle)
+   * ends as if its signal aborted with that error, every running tool aborted and reclaimed; a tool
+   * call (toolCall) gets an error result and the step goes on. A bad value is a `TypeError`: the
+   * step does not start. None: no limits, and nothing is timed.
+   */
+  readonly timeouts?: Omit<TimeoutBudgets, 'turnMs'>;
+  /**
    * Decides about calls that need approval (the toolset's `needsApproval` says which): approve,
    * deny or defer. Guarded: a throw, a rejection, a value that is no decision, or no decision
    * within `approvalTimeoutMs` is reported to `onHookError` (as `options.onApproval`) and denies
@@ -186,11 +196,19 @@ export interface StepOptions<TContext = unknown, S extends OutputOption | undefi
  * then the original error is re-thrown. On success, {@link StepResult.toolResults} gives the results
  * in call order.
  *
- * @throws the provider's error, the signal's reason, or {@link APIEmptyResponseError}; a
- * `TypeError`, before anything runs, for `onPart` given with its deprecated alias `onMessagePart`.
+ * @throws the provider's error, the signal's reason, a {@link TimeoutBudgetError} when the step's
+ * `stepMs` or `idleMs` budget ran out, or {@link APIEmptyResponseError}; a `TypeError`, before
+ * anything runs, for `onPart` given with its deprecated alias `onMessagePart`, or for bad `timeouts`.
  */
 export function step<TContext = unknown, S extends OutputOption | undefined = undefined>(options: StepOptions<TContext, S>): Promise<StepResult<InferOutput<S>>> {
   if (options.onPart !== undefined && options.onMessagePart !== undefined) return Promise.reject(new TypeError(BOTH_PART_CALLBACKS));
+  if (options.timeouts !== undefined) {
+    try {
+      checkTimeoutBudgets('step()', options.timeouts, false);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
   const execution = new StepExecution(options as StepOptions);
   const spec = options.output;
   if (spec === undefined) return execution.run(undefined) as Promise<StepResult<InferOutput<S>>>;
@@ -203,8 +221,6 @@ export function step<TContext = unknown, S extends OutputOption | undefined = un
 const BOTH_PART_CALLBACKS = 'step(): both onPart and onMessagePart are given; onMessagePart is the deprecated name of onPart: give onPart only';
 
 const RESOLVED: Promise<void> = Promise.resolve();
-
-const NO_CALLS: readonly ToolCall[] = Object.freeze([]);
 
 const UNCLEAN_FINISH: ReadonlySet<FinishReason | undefined> = new Set<FinishReason | undefined>(['length', 'content_filter']);
 
@@ -235,9 +251,13 @@ class StepExecution implements StepRun, StreamMessageInput, StreamObserver, Stre
   private resolvedOutput: ResolvedOutput | undefined;
   /** Delivers each streamed part to the hooks (`undefined` when none wants parts: the stream loop skips it). */
   readonly onPart: ((part: StreamedMessagePart) => Promise<void> | undefined) | undefined;
+  /** The step's `stepMs` / `idleMs` budgets and the signal they abort (only for a step with such budgets). */
+  private readonly deadline: StepDeadline | undefined;
 
   constructor(private readonly options: StepOptions) {
     this.stepId = options.stepId ?? randomUUID();
+    const { timeouts } = options;
+    this.deadline = hasStepDeadline(timeouts) ? new StepDeadline(this.stepId, timeouts, options.signal) : undefined;
     const entries = busEntries(options);
     const needsGate = ApprovalGate.needed(options.toolset, options.resume !== undefined);
     // A step without hooks has no guard, unless an approval handler's failures need reporting.
@@ -262,22 +282,28 @@ class StepExecution implements StepRun, StreamMessageInput, StreamObserver, Stre
         })
       : undefined;
     const ledger = options.ledger;
+    const toolCallMs = timeouts?.toolCallMs;
     const settings =
-      context === undefined && this.wrappers === undefined && ledger === undefined
+      context === undefined && this.wrappers === undefined && ledger === undefined && toolCallMs === undefined
         ? undefined
         : {
             context,
             inScope: this.wrappers && (<T>(call: ToolCall, index: number, run: () => T) => this.inToolScope(call, index, run)),
             ledger,
             content: ledger && ((): readonly ContentPart[] => this.content ?? NO_CONTENT),
+            toolCallMs,
+            cleanupMs: options.cleanupTimeoutMs,
           };
     this.runs = new ToolRuns(options.toolset, this.stepId, bus.listens('onToolResult') ? this : undefined, gate, settings);
-    options.signal?.addEventListener('abort', this, { once: true });
+    this.signal?.addEventListener('abort', this, { once: true });
   }
 
-  /** The step's signal aborted (the step is the signal's listener object): cancels the tools (the stream rejects by itself). */
+  /**
+   * The step's signal aborted (the step is the signal's listener object) — the caller's, or one of
+   * its budgets ran out: cancels the tools (the stream rejects by itself).
+   */
   handleEvent(): void {
-    this.runs.cancel(this.options.signal!.reason);
+    this.runs.cancel(this.signal!.reason);
   }
 
   /**
@@ -322,6 +348,7 @@ class StepExecution implements StepRun, StreamMessageInput, StreamObserver, Stre
           (error: unknown) => this.failed(error),
         );
       }
+      this.deadline?.streaming();
       // The usual path: the stream loop ends the step itself (one promise per step while it streams).
       if (this.wrappers === undefined) return streamMessageThen(this, this, this);
       // The hooks' contexts hold the request, not the step's end (its events run outside them, as without wrappers).
@@ -352,8 +379,15 @@ class StepExecution implements StepRun, StreamMessageInput, StreamObserver, Stre
     return this.options.history;
   }
 
+  /** The caller's signal, or, for a step with `stepMs` / `idleMs` budgets, the signal those abort too. */
   get signal(): AbortSignal | undefined {
-    return this.options.signal;
+    const deadline = this.deadline;
+    return deadline === undefined ? this.options.signal : deadline.signal;
+  }
+
+  /** What the stream loop tells the idle budget (only for a step with `idleMs`). */
+  get idleWatch(): IdleWatch | undefined {
+    return this.deadline?.idle;
   }
 
   get generation(): GenerationOptions | undefined {
@@ -395,6 +429,7 @@ class StepExecution implements StepRun, StreamMessageInput, StreamObserver, Stre
 
   /** The stream ended: parses the structured output, if one was asked for, then completes the step. */
   done(generated: GenerateResult): Promise<StepResult> | StepResult {
+    this.deadline?.streamEnded();
     const output = this.resolvedOutput;
     if (output === undefined) return this.complete(generated);
     return withOutput(output, generated).then(
@@ -451,10 +486,11 @@ class StepExecution implements StepRun, StreamMessageInput, StreamObserver, Stre
 
   /** The step failed: cancels the tools, delivers the end event, reclaims, and re-throws `error`. */
   async failed(error: unknown): Promise<never> {
-    const { bus, options } = this;
+    const { bus } = this;
+    this.deadline?.stop();
     this.runs.cancel(error);
     if (bus.listens('onStepEnd')) {
-      const aborted = options.signal?.aborted === true;
+      const aborted = this.signal?.aborted === true;
       const ending = { message: undefined, messageId: undefined, usage: undefined, finishReason: undefined, error, aborted };
       await bus.stepEnd(ending, this.runs.calls, performance.now() - this.startedAt!);
     }
@@ -480,17 +516,18 @@ class StepExecution implements StepRun, StreamMessageInput, StreamObserver, Stre
 
   private reclaimAndCleanUp(reason: unknown): Promise<void> {
     // Most steps end with nothing running and nobody listening: then this is done at once.
-    if (this.runs.running === 0) return this.cleanUp(NO_CALLS) ?? RESOLVED;
+    if (this.runs.running === 0) return this.cleanUp(this.runs.abandoned) ?? RESOLVED;
     return this.runs.reclaim(reason, this.options.cleanupTimeoutMs ?? DEFAULT_CLEANUP_TIMEOUT_MS).then((leaked) => this.cleanUp(leaked));
   }
 
   private cleanUp(leaked: readonly ToolCall[]): Promise<void> | undefined {
-    this.options.signal?.removeEventListener('abort', this);
+    this.signal?.removeEventListener('abort', this);
+    this.deadline?.stop();
     return this.bus.cleanup(leaked, this.runs.cancellation !== undefined);
   }
 
   private dispatch(call: ToolCall, withheld: ToolReturnValue | undefined, entry?: GateEntry): void {
-    const executed = withheld === undefined && !this.runs.cancelled && !this.options.signal?.aborted;
+    const executed = withheld === undefined && !this.runs.cancelled && !this.signal?.aborted;
     // Observers hear of the call before the toolset runs it (a telemetry span can then start first).
     this.bus.toolCall(call, this.runs.calls.length, executed);
     if (executed) this.runs.dispatch(call, entry);

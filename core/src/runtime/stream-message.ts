@@ -10,6 +10,7 @@ import type { TokenUsage } from '../provider/token-usage.js';
 import type { Tool } from '../tooling/tool.js';
 import { raceAbort } from './abort.js';
 import { append } from './append.js';
+import type { IdleWatch } from './timeout-budgets.js';
 
 /**
  * The outcome of one generation.
@@ -73,6 +74,8 @@ export interface StreamMessageInput {
   readonly output?: OutputFormat | undefined;
   /** Where the provider reports moving the call to another model (see `ProviderGenerateOptions.onProviderSwitch`). */
   readonly onProviderSwitch?: ((change: ProviderSwitch) => void) | undefined;
+  /** The step's idle budget, told of each part (none: nothing is counted). */
+  readonly idleWatch?: IdleWatch | undefined;
 }
 
 /**
@@ -111,12 +114,16 @@ async function consume<T>(input: StreamMessageInput, observer: StreamObserver, e
     const stream = await request(input);
     signal?.throwIfAborted();
     const builder = new MessageBuilder(input.provider.name, observer);
+    const watch = input.idleWatch;
     for await (const part of stream) {
       if (signal?.aborted) throw signal.reason;
+      if (watch !== undefined) watch.parts++;
       if (observer.onPart !== undefined && typeof part === 'object' && part !== null) {
         const delivered = observer.onPart(part);
         if (delivered) {
+          if (watch !== undefined) watch.busy = true;
           await delivered;
+          if (watch !== undefined) watch.busy = false;
           if (signal?.aborted) throw signal.reason;
         }
       }

@@ -1,13 +1,15 @@
 import { setMaxListeners } from 'node:events';
 import type { ContentPart, ToolCall } from '../message/parts.js';
 import { replayPolicyOf } from '../tooling/replay-policy.js';
-import { describeError, toolAwaitingApproval, toolInvalidReturn, toolNotExecuted, toolNotRecorded, toolRuntimeError } from '../tooling/tool-errors.js';
+import { describeError, toolAwaitingApproval, toolInvalidReturn, toolNotExecuted, toolNotRecorded, toolRuntimeError, toolTimedOut } from '../tooling/tool-errors.js';
 import { isToolResult, isToolReturnValue, type ToolResult, type ToolReturnValue } from '../tooling/tool-result.js';
 import type { ToolContext, Toolset } from '../tooling/toolset.js';
 import type { ApprovalGate, GateEntry, GateOutcome } from './approval-gate.js';
 import { append } from './append.js';
 import { isThenable } from './hooks/hook-guard.js';
 import type { StepLedger } from './step-ledger.js';
+import { TimeoutBudgetError } from './timeout-budgets.js';
+import { DEFAULT_CLEANUP_TIMEOUT_MS } from './defaults.js';
 
 /** Hears of each call's result when it is known, in completion order. */
 export interface ToolRunListener {
@@ -25,6 +27,10 @@ export interface ToolRunSettings {
   readonly ledger?: StepLedger | undefined;
   /** The message's content so far, for the ledger's start records. */
   readonly content?: (() => readonly ContentPart[]) | undefined;
+  /** Each call's time budget (`timeouts.toolCallMs`; none: no limit). */
+  readonly toolCallMs?: number | undefined;
+  /** How long a call whose budget ran out gets to stop before it is given up as leaked (`cleanupTimeoutMs`). */
+  readonly cleanupMs?: number | undefined;
 }
 
 const NO_SETTINGS: ToolRunSettings = { context: undefined, inScope: undefined };
@@ -67,6 +73,10 @@ export class ToolRuns {
   private aborted: { readonly reason: unknown; readonly whileRunning: boolean } | undefined;
   /** By index: whether the call's start was recorded in the ledger (its outcome is recorded too). */
   private recorded: boolean[] | undefined;
+  /** By index: each call's time budget (only with `toolCallMs`). */
+  private budgets: (CallBudget | undefined)[] | undefined;
+  /** Calls whose budget ran out and that ignored their signal past the cleanup deadline. */
+  private leakedCalls: ToolCall[] | undefined;
 
   constructor(
     private readonly toolset: Toolset,
@@ -92,7 +102,9 @@ export class ToolRuns {
     const index = this.add(call);
     const startedAt = this.startTime();
     this.pending++;
-    const context = new CallContext(this, call, this.stepId, index, this.settings.context, `${this.settings.ledger?.key ?? this.stepId}/${index}`);
+    const limitMs = this.settings.toolCallMs;
+    const budget = limitMs === undefined ? undefined : ((this.budgets ??= [])[index] = new CallBudget(this, limitMs));
+    const context = new CallContext(this, call, this.stepId, index, this.settings.context, `${this.settings.ledger?.key ?? this.stepId}/${index}`, budget);
     const gate = this.gate;
     if (gate === undefined) {
       this.handle(index, call, context, startedAt);
@@ -119,6 +131,11 @@ export class ToolRuns {
     this.pending++;
     this.settleSoon(index, call, { toolCallId: call.id, returnValue }, this.startTime());
     return index;
+  }
+
+  /** Calls whose time budget ran out and that were still running past the cleanup deadline after it (leaked). */
+  get abandoned(): readonly ToolCall[] {
+    return this.leakedCalls?.slice() ?? NONE;
   }
 
   /** How many calls have not settled yet. */
@@ -182,7 +199,7 @@ export class ToolRuns {
    * @returns the calls still running at the deadline (leaked: they ignored their abort signal).
    */
   async reclaim(reason: unknown, deadlineMs: number): Promise<ToolCall[]> {
-    if (this.pending === 0) return [];
+    if (this.pending === 0) return this.leakedCalls?.slice() ?? [];
     this.cancel(reason);
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<void>((resolve) => {
@@ -190,7 +207,8 @@ export class ToolRuns {
     });
     await Promise.race([this.idle(), deadline]);
     clearTimeout(timer);
-    return this.calls.filter((_, index) => this.results?.[index] === undefined);
+    const leaked = this.calls.filter((_, index) => this.results?.[index] === undefined);
+    return this.leakedCalls === undefined ? leaked : [...this.leakedCalls, ...leaked];
   }
 
   /** The signal of the step's calls (created when first read, by a call's {@link CallContext}; aborted already after a cancel). */
@@ -227,7 +245,7 @@ export class ToolRuns {
    * Runs a call — once its start is recorded, when the step has a ledger: a call whose start cannot
    * be recorded does not run.
    */
-  private handle(index: number, call: ToolCall, context: ToolContext, startedAt: number): void {
+  private handle(index: number, call: ToolCall, context: CallContext, startedAt: number): void {
     const ledger = this.settings.ledger;
     if (ledger === undefined) {
       this.run(index, call, context, startedAt);
@@ -268,7 +286,9 @@ export class ToolRuns {
   }
 
   /** Calls the toolset: its result, whatever `handle` did (returned, resolved, threw, rejected), settles the call. */
-  private run(index: number, call: ToolCall, context: ToolContext, startedAt: number): void {
+  private run(index: number, call: ToolCall, context: CallContext, startedAt: number): void {
+    const budget = this.budgets?.[index];
+    if (budget !== undefined) budget.start(() => this.expire(index, call, budget, startedAt));
     let returned: unknown;
     try {
       const inScope = this.settings.inScope;
@@ -288,7 +308,7 @@ export class ToolRuns {
     }
   }
 
-  private afterGate(index: number, call: ToolCall, context: ToolContext, outcome: GateOutcome, startedAt: number): void {
+  private afterGate(index: number, call: ToolCall, context: CallContext, outcome: GateOutcome, startedAt: number): void {
     switch (outcome.type) {
       case 'run':
         // Approved, but the step may have been cancelled since: then the call does not start.
@@ -317,6 +337,11 @@ export class ToolRuns {
    * listener hears of it unless it is a result adopted from before (`heard` false).
    */
   private settle(index: number, call: ToolCall, result: ToolResult, startedAt: number, heard = true): void {
+    const budget = this.budgets?.[index];
+    if (budget !== undefined) {
+      if (budget.settled) return; // a call given up as leaked settles at last: its result was given already
+      if (budget.settle()) result = { toolCallId: call.id, returnValue: toolTimedOut(call.function.name, budget.limitMs) };
+    }
     const results = (this.results ??= new Array<ToolResult | undefined>(this.calls.length));
     const settledBefore = this.settledCount;
     results[index] = result;
@@ -340,6 +365,20 @@ export class ToolRuns {
       }
     }
     this.wake();
+  }
+
+  /**
+   * A call ran out of its time budget: its signal aborts with the error, and it gets
+   * `cleanupTimeoutMs` to stop; still running then, it is given up as leaked, with the budget's
+   * error result. Nothing happens for a step being cancelled (its cleanup reclaims the call).
+   */
+  private expire(index: number, call: ToolCall, budget: CallBudget, startedAt: number): void {
+    if (this.aborted !== undefined || this.results?.[index] !== undefined) return;
+    const error = new TimeoutBudgetError({ budget: 'toolCall', limitMs: budget.limitMs, stepId: this.stepId, toolCall: call });
+    budget.expire(error, this.settings.cleanupMs ?? DEFAULT_CLEANUP_TIMEOUT_MS, () => {
+      (this.leakedCalls ??= []).push(call);
+      this.settle(index, call, { toolCallId: call.id, returnValue: toolTimedOut(call.function.name, budget.limitMs) }, startedAt);
+    });
   }
 
   private wait(until: Waiter['until']): Promise<Cancellation | undefined> {
@@ -383,6 +422,7 @@ interface Waiter {
 class CallContext implements ToolContext {
   declare readonly signal: AbortSignal;
   readonly #runs: ToolRuns;
+  readonly #budget: CallBudget | undefined;
 
   constructor(
     runs: ToolRuns,
@@ -391,13 +431,76 @@ class CallContext implements ToolContext {
     readonly index: number,
     readonly context: unknown,
     readonly idempotencyKey: string,
+    budget: CallBudget | undefined,
   ) {
     this.#runs = runs;
+    this.#budget = budget;
     Object.defineProperty(this, 'signal', SIGNAL_PROPERTY);
   }
 
   static signalOf(context: CallContext): AbortSignal {
-    return context.#runs.signal();
+    const budget = context.#budget;
+    return budget === undefined ? context.#runs.signal() : budget.signal();
+  }
+}
+
+/**
+ * The time budget of one call (`timeouts.toolCallMs`): a timer from when the toolset is handed the
+ * call, and a signal of the call's own (made when first read), aborted by the step's shared signal
+ * or, when the budget runs out, with its {@link TimeoutBudgetError}.
+ */
+class CallBudget {
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #controller: AbortController | undefined;
+  #shared: AbortSignal | undefined;
+  #error: TimeoutBudgetError | undefined;
+  /** Whether the call's result is recorded. */
+  settled = false;
+
+  constructor(
+    private readonly runs: ToolRuns,
+    readonly limitMs: number,
+  ) {}
+
+  /** The toolset is handed the call: the budget starts. */
+  start(onTimeout: () => void): void {
+    this.#timer = setTimeout(onTimeout, this.limitMs);
+  }
+
+  /** The call's own signal. */
+  signal(): AbortSignal {
+    let controller = this.#controller;
+    if (controller === undefined) {
+      controller = this.#controller = new AbortController();
+      const shared = this.runs.signal();
+      if (this.#error !== undefined) controller.abort(this.#error);
+      else if (shared.aborted) controller.abort(shared.reason);
+      else {
+        this.#shared = shared;
+        shared.addEventListener('abort', this, { once: true });
+      }
+    }
+    return controller.signal;
+  }
+
+  /** The step's shared signal aborted (this object is its listener). */
+  handleEvent(): void {
+    this.#controller?.abort(this.#shared?.reason);
+  }
+
+  /** The budget ran out: aborts the call's signal with `error`; `onLeak` runs if the call has not settled `graceMs` later. */
+  expire(error: TimeoutBudgetError, graceMs: number, onLeak: () => void): void {
+    this.#error = error;
+    this.#timer = setTimeout(onLeak, graceMs);
+    this.#controller?.abort(error);
+  }
+
+  /** The call settles: stops the timers. Returns whether its budget ran out (its result is then the budget's). */
+  settle(): boolean {
+    this.settled = true;
+    clearTimeout(this.#timer);
+    this.#shared?.removeEventListener('abort', this);
+    return this.#error !== undefined;
   }
 }
 

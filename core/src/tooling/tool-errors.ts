@@ -72,6 +72,17 @@ export function toolCancelled(toolName: string, reason: unknown): ToolReturnValu
   return toolError({ message: `Tool \`${toolName}\` was cancelled: ${describeError(reason)}`, brief: 'Cancelled' });
 }
 
+/**
+ * The call ran out of its time budget (`timeouts.toolCallMs`, `limitMs`) and was aborted through its
+ * signal; whatever it did after that is not its result.
+ */
+export function toolTimedOut(toolName: string, limitMs: number): ToolReturnValue {
+  return toolError({
+    message: `Tool \`${toolName}\` timed out: it ran longer than its time budget (toolCallMs: ${limitMs}) and was aborted. Its effects may be incomplete.`,
+    brief: 'Timeout',
+  });
+}
+
 /** The text of a thrown value, for an error result. Never throws, whatever was thrown. */
 export function describeError(error: unknown): string {
   try {
