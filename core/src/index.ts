@@ -7,7 +7,9 @@
  *   `toolOk`/`toolError`, approvals;
  * - runtime: {@link generate}, {@link step}, {@link StepResult}, {@link StepHooks}, structured output;
  * - kernel and the plugin API: {@link Kernel}, {@link definePlugin}, {@link StepRunner}, tenants,
- *   {@link HookErrorSink}, service identifiers ({@link TenantId}, {@link KernelOptions});
+ *   {@link HookErrorSink}, service identifiers ({@link TenantId}, {@link KernelOptions}), the errors
+ *   of tenant limits ({@link TenantLimitError}, {@link TenantBudgetExceededError}; the limits' and the
+ *   usage ledger's types are in `@kosong/core/kernel`);
  * - the agent loop: {@link Agent}, {@link LinearContext}, approvals and retries.
  *
  * One face per audience, each a subpath: a provider is written with `@kosong/core/provider-kit`, a
@@ -31,7 +33,9 @@ export {
   KernelOptions,
   PluginError,
   StepRunner,
+  TenantBudgetExceededError,
   TenantId,
+  TenantLimitError,
   Tenants,
   UnknownProviderError,
   UnknownTenantError,

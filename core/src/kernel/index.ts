@@ -5,6 +5,8 @@
  * kernel's errors) plus inversify's decorators, the binding options' types (`ServiceClass`,
  * `ContributionScope`, `ServiceBindingOptions`, `ProviderBindingOptions`), `ProviderPluginFactory`,
  * the hook-error sink's pieces (`stderrHookErrorSink`, `isDisposalErrorReport`), `PluginFailure`,
+ * tenant limits and the usage ledger (`TenantLimits`, `TenantLimitError`,
+ * `TenantBudgetExceededError`, `UsageLedger`, `MemoryUsageLedger`, `PriceTable`, the token estimate),
  * and, for a plugin package's own errors and options, `errorMarker` / `markError` /
  * `hasErrorMarker` and `checkKnownOptions`.
  *
@@ -38,5 +40,22 @@ export { TenantId } from './tenant-id.js';
 export { HookErrorSink, isDisposalErrorReport, stderrHookErrorSink, type DisposalErrorReport } from './hook-error-sink.js';
 export { ApprovalHandler } from './approval-handler.js';
 export { KernelError, PluginError, UnknownProviderError, UnknownTenantError, type PluginFailure } from './errors.js';
+export {
+  DEFAULT_LIMIT_MAX_WAIT_MS,
+  type BudgetPeriod,
+  type LimitPolicy,
+  type TenantBudget,
+  type TenantLimits,
+} from '../governance/tenant-limits.js';
+export {
+  TenantBudgetExceededError,
+  TenantLimitError,
+  type TenantBudgetExceededErrorFields,
+  type TenantLimitErrorFields,
+  type TenantLimitName,
+} from '../governance/limit-errors.js';
+export { MemoryUsageLedger, type UsageGroupKey, type UsageLedger, type UsageQuery, type UsageRecord, type UsageRow } from '../governance/usage-ledger.js';
+export { costOf, type ModelPrice, type PriceTable } from '../governance/pricing.js';
+export { CHARS_PER_TOKEN, estimateRequestTokens, MEDIA_PART_TOKENS } from '../governance/token-estimate.js';
 export { errorMarker, hasErrorMarker, markError } from '../error-marker.js';
 export { checkKnownOptions, type KnownOptions } from '../known-options.js';

@@ -19,6 +19,10 @@ import { KernelScope, ScopeToken, type ScopeServices, type ServiceScope } from '
 import { StepRunner, type ResolvedStep } from './step-runner.js';
 import { TenantId } from './tenant-id.js';
 import { Tenants, TenantScope } from './tenants.js';
+import { Governance } from '../governance/governance.js';
+import { validatePriceTable } from '../governance/pricing.js';
+import { validateTenantLimits } from '../governance/tenant-limits.js';
+import type { UsageLedger } from '../governance/usage-ledger.js';
 
 /** Options of {@link Kernel.runner}. */
 export interface RunnerOptions {
@@ -48,8 +52,15 @@ export interface KernelAgentOptions extends RunnerOptions, Omit<AgentOptions, 's
 export class Kernel {
   /** The inversify container, as an escape hatch. Prefer plugins for bindings. */
   readonly container = new Container();
-  /** The tenants: scopes with their own toolsets, providers, hooks and bindings. */
+  /** The tenants: scopes with their own toolsets, providers, hooks, bindings and limits. */
   readonly tenants: Tenants;
+  /**
+   * The usage ledger: every step run through this kernel's runners (and agents) that ended with a
+   * `TokenUsage` is recorded, by tenant, provider, model and UTC day, with its cost —
+   * `await kernel.usage.query({ tenant, since, until, groupBy })`. `KernelOptions.usageLedger`,
+   * else in memory.
+   */
+  readonly usage: UsageLedger;
 
   /** The kernel's own scope: steps without a tenant, and the plugins' services. */
   readonly #scope = new KernelScope(this.container);
@@ -73,9 +84,19 @@ export class Kernel {
   #perTenantPoints = { revision: -1, points: new Map<symbol | string, boolean>() };
   #queue: Promise<unknown> = Promise.resolve();
   #disposed = false;
+  readonly #governance: Governance;
 
+  /**
+   * @throws TypeError for bad `limits` or `prices`, or a `usageLedger` that is not a ledger.
+   */
   constructor(options: KernelOptions = {}) {
     this.#options = options;
+    const { usageLedger } = options;
+    if (usageLedger !== undefined && (typeof usageLedger?.record !== 'function' || typeof usageLedger.query !== 'function' || typeof usageLedger.spentUsd !== 'function')) {
+      throw new TypeError('new Kernel(): usageLedger must be a UsageLedger (record, query, spentUsd)');
+    }
+    this.usage = usageLedger ?? Governance.memoryLedger();
+    this.#governance = new Governance(this.usage, validatePriceTable('new Kernel()', options.prices), validateTenantLimits('new Kernel()', options.limits));
     const { dispatch, hookTimeoutMs, cleanupTimeoutMs } = options;
     this.#stepDefaults = {
       ...(dispatch === undefined ? {} : { dispatch }),
@@ -96,6 +117,7 @@ export class Kernel {
     );
     this.tenants = new Tenants({
       container: this.container,
+      governance: this.#governance,
       checkProvider: (name) => this.#checkProvider(name),
       checkOpen: () => this.#checkOpen(),
       toolsetFor: (scope) => this.#toolsetFor(scope),
@@ -366,6 +388,8 @@ export class Kernel {
       onApproval: services.onApproval,
       defaults: this.#stepDefaults,
       lease: () => scope.leases.lease(),
+      limited: scope instanceof TenantScope ? scope : UNLIMITED,
+      governance: this.#governance,
     };
   }
 
@@ -491,6 +515,9 @@ export class Kernel {
     if (this.#disposed) throw new KernelError('The kernel is disposed');
   }
 }
+
+/** What the kernel's own scope is limited by: nothing. */
+const UNLIMITED: ResolvedStep['limited'] = Object.freeze({ governor: undefined });
 
 /** How errors name the default `ChatProvider` (the scope's: it differs per tenant). */
 const DEFAULT_PROVIDER = 'ChatProvider (the default provider)';

@@ -10,6 +10,8 @@ import { HookTable } from '../runtime/hooks/hook-table.js';
 import { asNamedHooks, type NamedStepHooks, type RetryEvent, type StepEventContext, type StepHooks, type TurnScope } from '../runtime/hooks/step-hooks.js';
 import type { ApprovalCallback } from '../tooling/approval.js';
 import type { Toolset } from '../tooling/toolset.js';
+import type { Admission, TenantGovernor } from '../governance/admission.js';
+import type { Governance } from '../governance/governance.js';
 
 /** What a runner resolved for one step. @internal */
 export interface ResolvedStep {
@@ -24,6 +26,10 @@ export interface ResolvedStep {
   readonly defaults: Pick<StepOptions, 'dispatch' | 'hookTimeoutMs' | 'cleanupTimeoutMs'>;
   /** Marks the step as running for its tenant; the returned function marks it done. */
   lease(): () => void;
+  /** The scope's limits, read at each step (`governor` is `undefined` while it has none). */
+  readonly limited: { readonly governor: TenantGovernor | undefined };
+  /** Where the step's usage is recorded. */
+  readonly governance: Governance;
 }
 
 /** Resolves what a step of a scope needs. @internal */
@@ -116,29 +122,74 @@ export class StepRunner {
    * every step: a method added to or replaced on a bound hooks object afterwards is not seen. Hooks
    * given in `options.hooks` are read per step.
    *
-   * @throws {UnknownTenantError} if the tenant was removed; {@link UnknownProviderError} if the
-   * provider is not registered; otherwise as `step()`.
+   * For a tenant with limits (`TenantLimits`), the step is admitted before its request: it may
+   * wait for a place and for its pacing (bounded by `options.signal` and the limits' `maxWaitMs`),
+   * and each tool call for a place under `maxConcurrentToolCalls`. When the step has ended with a
+   * `TokenUsage`, it is recorded in the kernel's usage ledger (`kernel.usage`), limits or not.
+   *
+   * @throws {UnknownTenantError} if the tenant was removed (also while the step was queued);
+   * {@link UnknownProviderError} if the provider is not registered; {@link TenantLimitError} over
+   * a pacing or concurrency limit it may not wait for; {@link TenantBudgetExceededError} over the
+   * tenant's budget; the signal's reason if it aborts while the step is queued; otherwise as `step()`.
    */
   async step<S extends OutputOption | undefined = undefined>(options: RunnerStepOptions<S>): Promise<StepResult<InferOutput<S>>> {
     const resolved = this.resolve(this.tenant, this.providerName);
+    const governor = resolved.limited.governor;
+    if (governor !== undefined) return this.#limitedStep(resolved, governor, options);
     const release = resolved.lease();
-    const perCall = options.hooks === undefined ? [] : options.hooks.map((hooks, i) => asNamedHooks(hooks, `step hooks #${i + 1}`));
-    perCall.push({ name: 'kosong.kernel', hooks: { onCleanup: release } });
     try {
-      return await step<unknown, S>({
-        ...resolved.defaults,
-        ...options,
-        provider: resolved.provider,
-        toolset: resolved.toolset,
-        ...(this.tenant === undefined ? {} : { tenant: this.tenant }),
-        // The scope's hooks are read once (per resolution), not per step: the step gets their table with the list.
-        hooks: HookTable.join(resolved.hooks, perCall),
-        onHookError: resolved.onHookError,
-        ...(options.onApproval === undefined && resolved.onApproval !== undefined ? { onApproval: resolved.onApproval } : {}),
-      });
+      const result = await step<unknown, S>(this.#stepOptions(resolved, options, release, resolved.toolset));
+      resolved.governance.record(this.tenant, resolved.provider, result.usage, result.stepId, resolved.onHookError);
+      return result;
     } catch (error) {
       release(); // the cleanup already ran on every failure path; this only guards a throw before the step began
       throw error;
     }
   }
+
+  /**
+   * A step of a tenant with limits: admitted first (a place under its caps, its pacing, its
+   * budget: see `TenantLimits`), with its tool calls held to the tenant's cap. A resumed step makes
+   * no model request: only its tool calls are held.
+   */
+  async #limitedStep<S extends OutputOption | undefined>(resolved: ResolvedStep, governor: TenantGovernor, options: RunnerStepOptions<S>): Promise<StepResult<InferOutput<S>>> {
+    const release = resolved.lease();
+    let admission: Admission | undefined;
+    try {
+      if (options.resume === undefined) {
+        admission = await governor.admit({
+          provider: resolved.provider,
+          systemPrompt: options.systemPrompt,
+          tools: resolved.toolset.tools,
+          history: options.history,
+          signal: options.signal,
+        });
+      }
+      const result = await step<unknown, S>(this.#stepOptions(resolved, options, release, governor.toolset(resolved.toolset)));
+      admission?.end(result.usage);
+      resolved.governance.record(this.tenant, resolved.provider, result.usage, result.stepId, resolved.onHookError);
+      return result;
+    } catch (error) {
+      admission?.end(undefined);
+      release();
+      throw error;
+    }
+  }
+
+  #stepOptions<S extends OutputOption | undefined>(resolved: ResolvedStep, options: RunnerStepOptions<S>, release: () => void, toolset: Toolset): StepOptions<unknown, S> {
+    const perCall = options.hooks === undefined ? [] : options.hooks.map((hooks, i) => asNamedHooks(hooks, `step hooks #${i + 1}`));
+    perCall.push({ name: 'kosong.kernel', hooks: { onCleanup: release } });
+    return {
+      ...resolved.defaults,
+      ...options,
+      provider: resolved.provider,
+      toolset,
+      ...(this.tenant === undefined ? {} : { tenant: this.tenant }),
+      // The scope's hooks are read once (per resolution), not per step: the step gets their table with the list.
+      hooks: HookTable.join(resolved.hooks, perCall),
+      onHookError: resolved.onHookError,
+      ...(options.onApproval === undefined && resolved.onApproval !== undefined ? { onApproval: resolved.onApproval } : {}),
+    };
+  }
+
 }

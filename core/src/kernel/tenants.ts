@@ -8,6 +8,9 @@ import type { Disposal, DisposalSite, ModuleDeactivations } from './disposal.js'
 import { errorMessage, KernelError, UnknownTenantError } from './errors.js';
 import { ScopeToken, ServiceScope } from './service-scope.js';
 import { TenantId } from './tenant-id.js';
+import { TenantGovernor } from '../governance/admission.js';
+import type { Governance } from '../governance/governance.js';
+import { limitsAnything, validateTenantLimits, type TenantLimits } from '../governance/tenant-limits.js';
 
 /** What a tenant's {@link TenantDefinition.module} gets: the inversify module API and the tenant's id. */
 export interface TenantModuleContext extends ContainerModuleLoadOptions {
@@ -30,12 +33,20 @@ export interface TenantDefinition {
   readonly module?: (context: TenantModuleContext) => void;
   /** More bindings, as inversify modules (synchronous: they are loaded with `load`). */
   readonly modules?: readonly ContainerModule[];
+  /**
+   * The tenant's limits (pacing, concurrency caps, budget: see {@link TenantLimits}), instead of the
+   * kernel's default ones (`KernelOptions.limits`); `{}` is none at all. Changed with
+   * `tenants.setLimits`. Checked here: bad limits are a `TypeError`.
+   */
+  readonly limits?: TenantLimits;
 }
 
 /** What tenants need of their kernel. @internal */
 export interface TenantHost {
   /** The kernel's container: the parent of every tenant's. */
   readonly container: Container;
+  /** The ledger, the prices and the default limits. */
+  readonly governance: Governance;
   checkProvider(name: string): void;
   checkOpen(): void;
   /** The toolset a step of `scope` uses (what `Toolset` resolves to in the tenant's container). */
@@ -70,6 +81,15 @@ export class TenantScope extends ServiceScope {
   /** Whether the tenant's modules bound a `Toolset` / an unnamed `ChatProvider` of their own. */
   moduleToolset = false;
   moduleProvider = false;
+  /** The tenant's own limits (checked, frozen), if it has some: else the kernel's default apply. */
+  ownLimits: TenantLimits | undefined;
+  /**
+   * What holds the tenant's steps to their limits, while it has any (read by every step: `undefined`
+   * is the path of a tenant without limits, which costs nothing).
+   */
+  governor: TenantGovernor | undefined;
+  /** The governor, kept while the tenant has no limits (so that places held stay counted if limits come back). */
+  #governor: TenantGovernor | undefined;
   #container: Container | undefined;
   /** What its `module` bound, in order. */
   readonly #moduleBindings: RecordedBinding[] = [];
@@ -87,6 +107,29 @@ export class TenantScope extends ServiceScope {
     this.ownProvider = typeof definition.provider === 'object' ? definition.provider : undefined;
     this.ownToolset = definition.toolset;
     this.ownBindings = definition.module !== undefined || (definition.modules?.length ?? 0) > 0;
+  }
+
+  /** Applies the tenant's limits (its own, else the default): from the next admission on. */
+  applyLimits(defaults: TenantLimits | undefined): void {
+    const limits = this.ownLimits ?? defaults;
+    if (limitsAnything(limits)) {
+      if (this.#governor) this.#governor.setLimits(limits);
+      else this.#governor = new TenantGovernor(this.tenant, limits, this.host.governance);
+      this.governor = this.#governor;
+    } else {
+      this.governor = undefined;
+      this.#governor?.setLimits({}); // queued steps and calls go at once
+    }
+  }
+
+  /** The limits the tenant's steps are held to now (`undefined`: none). */
+  get limits(): TenantLimits | undefined {
+    return this.governor?.limits;
+  }
+
+  /** The tenant is removed: its queued steps and tool calls fail with `reason`; running ones finish. */
+  closeLimits(reason: unknown): void {
+    this.#governor?.close(reason);
   }
 
   get container(): Container | undefined {
@@ -233,6 +276,7 @@ export class Tenants {
   define(id: string, definition: TenantDefinition = {}): void {
     this.host.checkOpen();
     if (typeof id !== 'string' || id === '') throw new KernelError('A tenant id must be a non-empty string');
+    const limits = validateTenantLimits(`tenants.define("${id}")`, definition.limits);
     if (this.scopes.has(id)) throw new KernelError(`Tenant "${id}" is already defined; remove it first, or use setToolset`);
     if (typeof definition.provider === 'string') this.host.checkProvider(definition.provider);
     const scope = new TenantScope(id, definition, this.host, (guestOf, resolve) => this.#asGuest(guestOf, resolve));
@@ -244,7 +288,45 @@ export class Tenants {
       scope.dispose(this.host.disposal(undefined)).catch(() => undefined);
       throw error;
     }
+    scope.ownLimits = limits;
+    scope.applyLimits(this.host.governance.defaultLimits);
     this.scopes.set(id, scope);
+  }
+
+  /**
+   * Gives a tenant new limits (see {@link TenantLimits}), from its next admission on: a step or a
+   * tool call admitted already keeps its place; queued ones are let in at once if the new caps have
+   * room. `undefined`: the kernel's default limits again; `{}`: none at all.
+   *
+   * @throws TypeError for bad limits (the tenant keeps its limits); {@link UnknownTenantError}.
+   */
+  setLimits(id: string, limits: TenantLimits | undefined): void {
+    const checked = validateTenantLimits(`tenants.setLimits("${id}")`, limits);
+    const scope = this.scope(id);
+    scope.ownLimits = checked;
+    scope.applyLimits(this.host.governance.defaultLimits);
+  }
+
+  /**
+   * Sets the limits of every tenant without limits of its own (`KernelOptions.limits` at first),
+   * from their next admission on. `undefined`: no default limits.
+   *
+   * @throws TypeError for bad limits (the default stays as it was).
+   */
+  setDefaultLimits(limits: TenantLimits | undefined): void {
+    const checked = validateTenantLimits('tenants.setDefaultLimits', limits);
+    const governance = this.host.governance;
+    governance.defaultLimits = limitsAnything(checked) ? checked : undefined;
+    for (const scope of this.scopes.values()) if (scope.ownLimits === undefined) scope.applyLimits(governance.defaultLimits);
+  }
+
+  /**
+   * The limits a tenant's steps are held to now (its own, else the default; `undefined`: none).
+   *
+   * @throws {UnknownTenantError}
+   */
+  limitsOf(id: string): TenantLimits | undefined {
+    return this.scope(id).limits;
   }
 
   /**
@@ -269,7 +351,8 @@ export class Tenants {
   }
 
   /**
-   * Removes a tenant: new steps for it fail at once, running ones finish (through their cleanup),
+   * Removes a tenant: new steps for it fail at once, steps and tool calls queued by its limits fail
+   * with an {@link UnknownTenantError}, running ones finish (through their cleanup),
    * then its container is disposed: the services created for it are deactivated in reverse creation
    * order (`@preDestroy`, deactivation handlers, each awaited, at most the kernel's
    * `deactivationTimeoutMs` each), then its own bindings. A deactivation that fails or passes the
@@ -284,6 +367,7 @@ export class Tenants {
     const scope = this.scopes.get(id);
     if (!scope) return this.#pendingRemoval(id) ?? Promise.reject(new UnknownTenantError(id, this.list()));
     this.scopes.delete(id);
+    scope.closeLimits(new UnknownTenantError(id, this.list()));
     const done: Promise<void> = scope.leases
       .idle()
       .then(async () => {

@@ -1,0 +1,266 @@
+/**
+ * The admission of a tenant's steps and tool calls: its caps, its pacing, its budget.
+ *
+ * @module
+ */
+import type { Message } from '../message/message.js';
+import type { ToolCall } from '../message/parts.js';
+import type { ChatProvider } from '../provider/chat-provider.js';
+import { totalTokens, type TokenUsage } from '../provider/token-usage.js';
+import type { Tool } from '../tooling/tool.js';
+import type { ToolResult } from '../tooling/tool-result.js';
+import type { ToolContext, Toolset } from '../tooling/toolset.js';
+import { ConcurrencyGate } from './concurrency-gate.js';
+import { TenantBudgetExceededError, TenantLimitError, type TenantLimitName } from './limit-errors.js';
+import type { Pricing } from './pricing.js';
+import { RatePacer, type PaceRefusal } from './rate-pacer.js';
+import { DEFAULT_LIMIT_MAX_WAIT_MS, type TenantLimits } from './tenant-limits.js';
+import { estimateRequestTokens } from './token-estimate.js';
+import { periodOf, type UsageLedger } from './usage-ledger.js';
+
+/** What a governor needs of the kernel. @internal */
+export interface GovernorHost {
+  readonly ledger: UsageLedger;
+  readonly pricing: Pricing;
+}
+
+/** A step's request, as admission reads it. @internal */
+export interface AdmissionRequest {
+  readonly provider: ChatProvider;
+  readonly systemPrompt: string;
+  readonly tools: readonly Tool[];
+  readonly history: readonly Message[];
+  readonly signal: AbortSignal | undefined;
+}
+
+/** An admitted step: end it once, when the step settles. @internal */
+export interface Admission {
+  /** The step settled: gives its place back, and corrects the tokens counted with its real usage (if known). */
+  end(usage: TokenUsage | undefined): void;
+}
+
+/**
+ * Holds one tenant to its limits: a FIFO concurrency gate for its steps and one for its tool calls,
+ * a pacer for its requests and one for its tokens, its budget. Its limits can change at any time;
+ * the next admission reads them. A running step keeps the place it holds. @internal
+ */
+export class TenantGovernor {
+  #limits: TenantLimits;
+  #steps: ConcurrencyGate | undefined;
+  #toolCalls: ConcurrencyGate | undefined;
+  #requests: RatePacer | undefined;
+  #tokens: RatePacer | undefined;
+  readonly #toolsets = new WeakMap<Toolset, Toolset>();
+  #closed: unknown;
+  /** Aborted by {@link TenantGovernor.close}: ends the pacing waits. */
+  readonly #closing = new AbortController();
+
+  constructor(
+    readonly tenant: string,
+    limits: TenantLimits,
+    private readonly host: GovernorHost,
+  ) {
+    this.#limits = limits;
+    this.setLimits(limits);
+  }
+
+  get limits(): TenantLimits {
+    return this.#limits;
+  }
+
+  /** Steps running now (holding a place). */
+  get runningSteps(): number {
+    return this.#steps?.active ?? 0;
+  }
+
+  /** Steps waiting in the queue. */
+  get queuedSteps(): number {
+    return this.#steps?.waiting ?? 0;
+  }
+
+  /** Tool calls running now. */
+  get runningToolCalls(): number {
+    return this.#toolCalls?.active ?? 0;
+  }
+
+  /**
+   * New limits, from the next admission on. A gate's new cap applies at once to its queue (more
+   * room lets queued steps in, in order); running steps keep their places; a pacer keeps what its
+   * current window counted.
+   */
+  setLimits(limits: TenantLimits): void {
+    this.#limits = limits;
+    const { maxConcurrentSteps, maxConcurrentToolCalls, requestsPerMinute, tokensPerMinute } = limits;
+    if (this.#steps) this.#steps.setCap(maxConcurrentSteps);
+    else if (maxConcurrentSteps !== undefined) this.#steps = new ConcurrencyGate(maxConcurrentSteps);
+    if (this.#toolCalls) this.#toolCalls.setCap(maxConcurrentToolCalls);
+    else if (maxConcurrentToolCalls !== undefined) this.#toolCalls = new ConcurrencyGate(maxConcurrentToolCalls);
+    this.#requests = pacer(this.#requests, requestsPerMinute, `${this.tenant}:requests`);
+    this.#tokens = pacer(this.#tokens, tokensPerMinute, `${this.tenant}:tokens`);
+  }
+
+  /**
+   * Rejects every queued step and tool call (and every later one) with `reason`: the tenant was
+   * removed. Running ones finish.
+   */
+  close(reason: unknown): void {
+    this.#closed = reason;
+    this.#closing.abort(reason);
+    this.#steps?.close(reason);
+    this.#toolCalls?.close(reason);
+  }
+
+  /**
+   * Admits a step: a place under `maxConcurrentSteps` (queued in order), then its request under
+   * `requestsPerMinute` and its estimated tokens under `tokensPerMinute`, then its budget (read last,
+   * so a step that waited sees what the steps before it spent). Waits (policy `'wait'`) at most
+   * `maxWaitMs` in all, and no longer than the signal allows; a refusal gives back what was taken.
+   *
+   * @throws {TenantLimitError} over a limit it may not (or could not in time) wait for;
+   * {@link TenantBudgetExceededError} over the budget (or for a model without a price); the signal's reason.
+   */
+  async admit(request: AdmissionRequest): Promise<Admission> {
+    if (this.#closed !== undefined) throw this.#closed;
+    const limits = this.#limits;
+    const wait = limits.onLimit !== 'refuse';
+    const maxWaitMs = limits.maxWaitMs ?? DEFAULT_LIMIT_MAX_WAIT_MS;
+    const deadline = Date.now() + maxWaitMs;
+    const { signal } = request;
+    if (signal?.aborted) throw signal.reason;
+    const steps = limits.maxConcurrentSteps === undefined ? undefined : this.#steps;
+    if (steps && !steps.tryAcquire()) {
+      const refusal = (reason: 'refused' | 'timeout'): TenantLimitError => this.#capError('maxConcurrentSteps', steps, reason);
+      if (!wait) throw refusal('refused');
+      await steps.acquire(signal, maxWaitMs, () => refusal('timeout'));
+    }
+    // From here on a failure gives the place back.
+    let requests: RatePacer | undefined;
+    let tokens: RatePacer | undefined;
+    let estimate = 0;
+    try {
+      const requestPacer = this.#requests;
+      const tokenPacer = this.#tokens;
+      // A pacing wait also ends when the tenant is removed.
+      const paceSignal = requestPacer || tokenPacer ? (signal ? AbortSignal.any([signal, this.#closing.signal]) : this.#closing.signal) : undefined;
+      if (requestPacer) {
+        const refused = await requestPacer.take(1, paceSignal, wait, Math.max(0, deadline - Date.now()));
+        if (refused) throw this.#paceError('requestsPerMinute', requestPacer, refused, undefined);
+        requests = requestPacer;
+      }
+      if (tokenPacer) {
+        estimate = estimateRequestTokens(request.systemPrompt, request.tools, request.history);
+        const refused = await tokenPacer.take(estimate, paceSignal, wait, Math.max(0, deadline - Date.now()));
+        if (refused) throw this.#paceError('tokensPerMinute', tokenPacer, refused, estimate);
+        tokens = tokenPacer;
+      }
+      await this.#checkBudget(request.provider);
+      if (signal?.aborted) throw signal.reason;
+    } catch (error) {
+      if (steps) steps.release();
+      if (requests) void requests.refund(1).catch(ignore);
+      if (tokens) void tokens.refund(estimate).catch(ignore);
+      throw error;
+    }
+    let ended = false;
+    return {
+      end: (usage) => {
+        if (ended) return;
+        ended = true;
+        if (steps) steps.release();
+        if (tokens && usage !== undefined) void tokens.adjust(totalTokens(usage) - Math.min(estimate, tokens.max)).catch(ignore);
+      },
+    };
+  }
+
+  async #checkBudget(provider: ChatProvider): Promise<void> {
+    const budget = this.#limits.budget;
+    if (budget === undefined) return;
+    const now = Date.now();
+    const period = periodOf(budget.per, now);
+    const fields = { tenant: this.tenant, budgetUsd: budget.usd, per: budget.per, retryAfterMs: period.end - now };
+    if (this.host.pricing.priceOf(provider.name, provider.modelName) === undefined) {
+      throw new TenantBudgetExceededError({ ...fields, spentUsd: await this.host.ledger.spentUsd(this.tenant, period.start), reason: 'unpriced', model: `${provider.name}/${provider.modelName}` });
+    }
+    const spent = await this.host.ledger.spentUsd(this.tenant, period.start);
+    if (spent >= budget.usd) throw new TenantBudgetExceededError({ ...fields, spentUsd: spent, reason: 'spent' });
+  }
+
+  #capError(limit: TenantLimitName, gate: ConcurrencyGate, reason: 'refused' | 'timeout'): TenantLimitError {
+    return new TenantLimitError({ tenant: this.tenant, limit, max: gate.cap ?? 0, current: gate.active, retryAfterMs: undefined, reason });
+  }
+
+  #paceError(limit: TenantLimitName, pacer: RatePacer, refused: PaceRefusal, requested: number | undefined): TenantLimitError {
+    return new TenantLimitError({
+      tenant: this.tenant,
+      limit,
+      max: pacer.max,
+      current: refused.current,
+      retryAfterMs: refused.retryAfterMs,
+      ...(requested === undefined ? {} : { requested }),
+      reason: refused.reason,
+    });
+  }
+
+  /**
+   * `toolset` with each call held to `maxConcurrentToolCalls` (read at each call): a call over the
+   * cap waits in the tenant's queue (its `context.signal` aborting takes it out), or with `onLimit:
+   * 'refuse'` — or after `maxWaitMs` — throws a {@link TenantLimitError}, which the step turns into
+   * the call's error result. The same wrapper for the same toolset.
+   */
+  toolset<C>(toolset: Toolset<C>): Toolset<C> {
+    let governed = this.#toolsets.get(toolset as Toolset) as Toolset<C> | undefined;
+    if (governed === undefined) {
+      governed = this.#govern(toolset);
+      this.#toolsets.set(toolset as Toolset, governed as Toolset);
+    }
+    return governed;
+  }
+
+  #govern<C>(inner: Toolset<C>): Toolset<C> {
+    const handle = (call: ToolCall, context: ToolContext<C>): ToolResult | Promise<ToolResult> => {
+      const gate = this.#limits.maxConcurrentToolCalls === undefined ? undefined : this.#toolCalls;
+      if (gate === undefined) return inner.handle(call, context);
+      if (gate.tryAcquire()) return holding(gate, () => inner.handle(call, context));
+      const limits = this.#limits;
+      const refusal = (reason: 'refused' | 'timeout'): TenantLimitError => this.#capError('maxConcurrentToolCalls', gate, reason);
+      if (limits.onLimit === 'refuse') throw refusal('refused');
+      return gate
+        .acquire(context.signal, limits.maxWaitMs ?? DEFAULT_LIMIT_MAX_WAIT_MS, () => refusal('timeout'))
+        .then(() => holding(gate, () => inner.handle(call, context)));
+    };
+    const governed: Toolset<C> = {
+      get tools() {
+        return inner.tools;
+      },
+      handle,
+      ...(inner.needsApproval && { needsApproval: (call: ToolCall, context: ToolContext<C>) => inner.needsApproval!(call, context) }),
+      ...(inner.replayPolicy && { replayPolicy: (call: ToolCall) => inner.replayPolicy!(call) }),
+    };
+    return governed;
+  }
+}
+
+/** Runs `run` holding a place of `gate`, and gives it back when what it returns settles (or it throws). */
+function holding(gate: ConcurrencyGate, run: () => ToolResult | Promise<ToolResult>): ToolResult | Promise<ToolResult> {
+  let result: ToolResult | Promise<ToolResult>;
+  try {
+    result = run();
+  } catch (error) {
+    gate.release();
+    throw error;
+  }
+  if (typeof (result as Promise<ToolResult>)?.then !== 'function') {
+    gate.release();
+    return result;
+  }
+  return (result as Promise<ToolResult>).finally(() => gate.release());
+}
+
+function pacer(current: RatePacer | undefined, max: number | undefined, key: string): RatePacer | undefined {
+  if (max === undefined) return undefined;
+  if (current === undefined) return new RatePacer(max, key);
+  current.setMax(max);
+  return current;
+}
+
+function ignore(): void {}
