@@ -256,8 +256,6 @@ class StepExecution implements StepRun, StreamMessageInput, StreamObserver, Stre
 
   constructor(private readonly options: StepOptions) {
     this.stepId = options.stepId ?? randomUUID();
-    const { timeouts } = options;
-    this.deadline = hasStepDeadline(timeouts) ? new StepDeadline(this.stepId, timeouts, options.signal) : undefined;
     const entries = busEntries(options);
     const needsGate = ApprovalGate.needed(options.toolset, options.resume !== undefined);
     // A step without hooks has no guard, unless an approval handler's failures need reporting.
@@ -282,6 +280,7 @@ class StepExecution implements StepRun, StreamMessageInput, StreamObserver, Stre
         })
       : undefined;
     const ledger = options.ledger;
+    const { timeouts } = options;
     const toolCallMs = timeouts?.toolCallMs;
     const settings =
       context === undefined && this.wrappers === undefined && ledger === undefined && toolCallMs === undefined
@@ -295,6 +294,8 @@ class StepExecution implements StepRun, StreamMessageInput, StreamObserver, Stre
             cleanupMs: options.cleanupTimeoutMs,
           };
     this.runs = new ToolRuns(options.toolset, this.stepId, bus.listens('onToolResult') ? this : undefined, gate, settings);
+    // Last: once its timers run, every exit of the step (failed, or its cleanup) stops them.
+    this.deadline = hasStepDeadline(timeouts) ? new StepDeadline(this.stepId, timeouts, options.signal) : undefined;
     this.signal?.addEventListener('abort', this, { once: true });
   }
 

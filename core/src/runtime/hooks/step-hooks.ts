@@ -113,7 +113,10 @@ export interface StepEndEvent extends StepEventContext {
   readonly toolCalls: readonly ToolCall[];
   /** Why the step failed: a provider error, the abort reason, or anything else that was thrown. */
   readonly error: unknown;
-  /** Whether the step failed because its signal aborted (then `error` is the abort reason). */
+  /**
+   * Whether the step failed because it was aborted: its signal aborted, or its `stepMs` / `idleMs`
+   * timeout budget ran out (then `error` is the abort reason: for a budget, a `TimeoutBudgetError`).
+   */
   readonly aborted: boolean;
   readonly durationMs: number;
 }
