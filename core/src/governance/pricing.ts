@@ -28,6 +28,19 @@ export interface ModelPrice {
  */
 export type PriceTable = Readonly<Record<string, ModelPrice>>;
 
+/**
+ * The prices a kernel's steps are costed with (its `KernelOptions.prices`, then the catalog): a
+ * plugin that reports cost injects it (`@inject(UsagePricing) @optional()`), so that its figures
+ * are the usage ledger's.
+ */
+export interface UsagePricing {
+  /** The price of `model` of `provider` (a `ChatProvider`'s `name` and `modelName`); `undefined`: unknown. */
+  priceOf(provider: string, model: string): ModelPrice | undefined;
+}
+
+/** Service identifier of the kernel's {@link UsagePricing}. */
+export const UsagePricing: unique symbol = Symbol.for('kosong.UsagePricing');
+
 /** The price of one token, in US dollars, from a per-million price. */
 const PER_TOKEN = 1e-6;
 
@@ -103,7 +116,7 @@ interface CatalogProvider {
  * Each answer is cached per provider and model. A model found nowhere has no price (`undefined`):
  * its cost is unknown, never 0.
  */
-export class Pricing {
+export class Pricing implements UsagePricing {
   readonly #table: PriceTable;
   readonly #cache = new Map<string, Map<string, ModelPrice | null>>();
   readonly #catalogs = new Map<string, CatalogProvider | null>();

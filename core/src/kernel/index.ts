@@ -55,7 +55,7 @@ export {
   type TenantLimitName,
 } from '../governance/limit-errors.js';
 export { MemoryUsageLedger, type UsageGroupKey, type UsageLedger, type UsageQuery, type UsageRecord, type UsageRow } from '../governance/usage-ledger.js';
-export { costOf, type ModelPrice, type PriceTable } from '../governance/pricing.js';
+export { costOf, UsagePricing, type ModelPrice, type PriceTable } from '../governance/pricing.js';
 export { CHARS_PER_TOKEN, estimateRequestTokens, MEDIA_PART_TOKENS } from '../governance/token-estimate.js';
 export { errorMarker, hasErrorMarker, markError } from '../error-marker.js';
 export { checkKnownOptions, type KnownOptions } from '../known-options.js';

@@ -20,7 +20,7 @@ import { StepRunner, type ResolvedStep } from './step-runner.js';
 import { TenantId } from './tenant-id.js';
 import { Tenants, TenantScope } from './tenants.js';
 import { Governance } from '../governance/governance.js';
-import { validatePriceTable } from '../governance/pricing.js';
+import { UsagePricing, validatePriceTable } from '../governance/pricing.js';
 import { validateTenantLimits } from '../governance/tenant-limits.js';
 import type { UsageLedger } from '../governance/usage-ledger.js';
 
@@ -329,12 +329,14 @@ export class Kernel {
 
   /**
    * What the kernel binds itself: the scope of its container, and the services a plugin's class may
-   * inject that differ between scopes (tenant id, step runner, default provider) or not (options).
+   * inject that differ between scopes (tenant id, step runner, default provider) or not (options,
+   * the prices of the usage ledger).
    */
   #kernelModule(): ContainerModule {
     return new ContainerModule(({ bind }) => {
       bind(ScopeToken).toConstantValue(this.#scope);
       bind(KernelOptions).toConstantValue(this.#options);
+      bind(UsagePricing).toConstantValue(this.#governance.pricing);
       bind(TenantId).toDynamicValue(() => {
         this.#services.perTenant('TenantId');
         return undefined;

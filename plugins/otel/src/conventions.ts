@@ -167,6 +167,12 @@ export function genAiFinishReason(reason: string): string {
 export const METRIC_GEN_AI_CLIENT_OPERATION_DURATION = 'gen_ai.client.operation.duration';
 /** Histogram, `{token}`: input and output tokens per step, by `gen_ai.token.type`. */
 export const METRIC_GEN_AI_CLIENT_TOKEN_USAGE = 'gen_ai.client.token.usage';
+/**
+ * Counter, `USD`: what the tokens of each step cost, by `gen_ai.token.type` (the attributes of
+ * `gen_ai.client.token.usage`), from the kernel's prices (the usage ledger's); nothing for a model
+ * without a price. kosong's own: the GenAI conventions define no cost metric.
+ */
+export const METRIC_KOSONG_CLIENT_COST = 'kosong.client.cost';
 /** Counter, `{call}`: tool calls the model made (executed or not), by `gen_ai.tool.name`. */
 export const METRIC_KOSONG_TOOL_CALLS = 'kosong.tool.calls';
 /** Counter, `{call}`: tool calls that ended in an error, by `gen_ai.tool.name` and `error.type`. */

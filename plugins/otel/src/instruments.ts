@@ -3,6 +3,7 @@ import type { StepMetricAttributes } from './metric-attributes.js';
 import {
   METRIC_GEN_AI_CLIENT_OPERATION_DURATION,
   METRIC_GEN_AI_CLIENT_TOKEN_USAGE,
+  METRIC_KOSONG_CLIENT_COST,
   METRIC_KOSONG_TOOL_CALLS,
   METRIC_KOSONG_TOOL_ERRORS,
   OPERATION_DURATION_BUCKETS,
@@ -13,6 +14,7 @@ import {
 export class GenAiInstruments {
   private readonly operationDuration: Histogram;
   private readonly tokenUsage: Histogram;
+  private readonly cost: Counter;
   private readonly toolCalls: Counter;
   private readonly toolErrors: Counter;
 
@@ -26,6 +28,10 @@ export class GenAiInstruments {
       description: 'Number of input and output tokens used.',
       unit: '{token}',
       advice: { explicitBucketBoundaries: [...TOKEN_USAGE_BUCKETS] },
+    });
+    this.cost = meter.createCounter(METRIC_KOSONG_CLIENT_COST, {
+      description: 'Cost of the input and output tokens used, in US dollars (models with a price only).',
+      unit: 'USD',
     });
     this.toolCalls = meter.createCounter(METRIC_KOSONG_TOOL_CALLS, {
       description: 'Tool calls the model made, executed or not.',
@@ -46,6 +52,12 @@ export class GenAiInstruments {
   recordTokens(input: number, output: number, attributes: StepMetricAttributes): void {
     this.tokenUsage.record(input, attributes.inputTokens);
     this.tokenUsage.record(output, attributes.outputTokens);
+  }
+
+  /** What the tokens of one model call cost, in US dollars, as two points like the tokens': input and output. */
+  recordCost(inputUsd: number, outputUsd: number, attributes: StepMetricAttributes): void {
+    this.cost.add(inputUsd, attributes.inputTokens);
+    this.cost.add(outputUsd, attributes.outputTokens);
   }
 
   /** One tool call made by the model. */

@@ -12,7 +12,7 @@ import {
   type TokenUsage,
   type ToolResultEvent,
 } from '@kosong/core';
-import { inject, injectable, optional, preDestroy } from '@kosong/core/kernel';
+import { inject, injectable, optional, preDestroy, UsagePricing } from '@kosong/core/kernel';
 import type { TurnScope } from '@kosong/core/runtime';
 import { SpanKind, SpanStatusCode, context, diag, metrics, trace, type Attributes, type Exception, type Span, type Tracer } from '@opentelemetry/api';
 import {
@@ -104,11 +104,14 @@ export class OtelStepHooks implements StepHooks {
   readonly #captureContent: boolean;
   readonly #contentMaxLength: number;
   readonly #metricAttributes: MetricAttributes;
+  /** The kernel's prices (the usage ledger's), for `kosong.client.cost`; none outside a kernel. */
+  readonly #pricing: UsagePricing | undefined;
   /** `chat {model}` by model, `execute_tool {tool}` by tool: the same few names for every step. */
   readonly #chatSpanNames = new BoundedCache<string, string>(SPAN_NAME_CACHE_SIZE);
   readonly #toolSpanNames = new BoundedCache<string, string>(SPAN_NAME_CACHE_SIZE);
 
-  constructor(@inject(OtelPluginOptions) @optional() options: OtelPluginOptions = {}) {
+  constructor(@inject(OtelPluginOptions) @optional() options: OtelPluginOptions = {}, @inject(UsagePricing) @optional() pricing?: UsagePricing) {
+    this.#pricing = pricing;
     const tracerProvider = options.tracerProvider ?? trace.getTracerProvider();
     const meterProvider = options.meterProvider ?? metrics.getMeterProvider();
     const scope = { schemaUrl: GEN_AI_SCHEMA_URL };
@@ -219,7 +222,15 @@ export class OtelStepHooks implements StepHooks {
       errorType === undefined ? metricAttributes.operation : this.#metricAttributes.failedStep(event.provider, event.model, event.tenant, errorType),
     );
     const usage = event.usage;
-    if (usage) this.#instruments.recordTokens(inputTokens(usage), usage.output, metricAttributes);
+    if (usage) {
+      this.#instruments.recordTokens(inputTokens(usage), usage.output, metricAttributes);
+      const price = this.#pricing?.priceOf(event.provider, event.model);
+      if (price) {
+        const { input, output, cacheRead = input, cacheWrite = input } = price;
+        const inputUsd = (usage.inputOther * input + usage.inputCacheRead * cacheRead + usage.inputCacheCreation * cacheWrite) / 1e6;
+        this.#instruments.recordCost(inputUsd, (usage.output * output) / 1e6, metricAttributes);
+      }
+    }
 
     const step = this.#steps.get(event.stepId);
     if (!step) return;
