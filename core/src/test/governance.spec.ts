@@ -1,0 +1,150 @@
+import { expect } from 'chai';
+import sinon from 'sinon';
+import { ConcurrencyGate } from '../governance/concurrency-gate.js';
+import { Pricing, costOf } from '../governance/pricing.js';
+import { RatePacer } from '../governance/rate-pacer.js';
+import { estimateRequestTokens, MEDIA_PART_TOKENS } from '../governance/token-estimate.js';
+import { periodOf } from '../governance/usage-ledger.js';
+import { tokenUsage } from '../provider/token-usage.js';
+
+const flush = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+describe('governance: ConcurrencyGate', () => {
+  it('lets in up to its cap at once, then queues in FIFO order', async () => {
+    const gate = new ConcurrencyGate(2);
+    expect(gate.tryAcquire()).to.equal(true);
+    expect(gate.tryAcquire()).to.equal(true);
+    expect(gate.tryAcquire()).to.equal(false);
+    const order: number[] = [];
+    const waits = [1, 2, 3].map((i) => gate.acquire(undefined, 10_000, () => new Error('timeout')).then(() => order.push(i)));
+    expect(gate.waiting).to.equal(3);
+    gate.release();
+    await flush();
+    expect(order).to.deep.equal([1]);
+    expect(gate.tryAcquire(), 'nobody jumps the queue').to.equal(false);
+    gate.release();
+    gate.release();
+    await Promise.all(waits);
+    expect(order).to.deep.equal([1, 2, 3]);
+    expect(gate.active).to.equal(2);
+  });
+
+  it('an aborted waiter leaves the queue with its reason; the next one gets the place', async () => {
+    const gate = new ConcurrencyGate(1);
+    gate.tryAcquire();
+    const controller = new AbortController();
+    const first = gate.acquire(controller.signal, 10_000, () => new Error('timeout'));
+    const second = gate.acquire(undefined, 10_000, () => new Error('timeout'));
+    const reason = new Error('gone');
+    controller.abort(reason);
+    expect(await first.catch((error: unknown) => error)).to.equal(reason);
+    expect(gate.waiting).to.equal(1);
+    gate.release();
+    await second;
+    expect(gate.active).to.equal(1);
+    expect(gate.waiting).to.equal(0);
+  });
+
+  it('a waiter past its deadline rejects with the error it made; a raised cap lets waiters in; close rejects them all', async () => {
+    const clock = sinon.useFakeTimers();
+    try {
+      const gate = new ConcurrencyGate(1);
+      gate.tryAcquire();
+      const late = gate.acquire(undefined, 50, () => new Error('waited too long'));
+      const caught = late.catch((error: unknown) => error);
+      await clock.tickAsync(50);
+      expect(((await caught) as Error).message).to.equal('waited too long');
+      const a = gate.acquire(undefined, 1_000, () => new Error('timeout'));
+      const b = gate.acquire(undefined, 1_000, () => new Error('timeout'));
+      gate.setCap(3);
+      await Promise.all([a, b]);
+      expect(gate.active).to.equal(3);
+      const c = gate.acquire(undefined, 1_000, () => new Error('timeout')).catch((error: unknown) => error);
+      const closed = new Error('closed');
+      gate.close(closed);
+      expect(await c).to.equal(closed);
+      expect(await gate.acquire(undefined, 1_000, () => new Error('timeout')).catch((error: unknown) => error)).to.equal(closed);
+    } finally {
+      clock.restore();
+    }
+  });
+});
+
+describe('governance: RatePacer', () => {
+  let clock: sinon.SinonFakeTimers;
+  beforeEach(() => {
+    clock = sinon.useFakeTimers({ now: 1_000_000, toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+  });
+  afterEach(() => clock.restore());
+
+  it('takes up to its limit per minute; refuses (giving the refused points back) or waits for the next window', async () => {
+    const pacer = new RatePacer(10, 'acme');
+    expect(await pacer.take(6, undefined, false, 0)).to.equal(undefined);
+    const refused = await pacer.take(6, undefined, false, 0);
+    expect(refused).to.deep.equal({ current: 6, retryAfterMs: 60_000, reason: 'refused' });
+    expect(await pacer.current()).to.equal(6);
+    const waited = pacer.take(6, undefined, true, 120_000);
+    await clock.tickAsync(60_000);
+    expect(await waited).to.equal(undefined);
+    expect(await pacer.current()).to.equal(6);
+  });
+
+  it('clamps a request larger than the limit, and corrects counts within the window only', async () => {
+    const pacer = new RatePacer(10, 'acme');
+    expect(await pacer.take(50, undefined, false, 0)).to.equal(undefined);
+    expect(await pacer.current()).to.equal(10);
+    await pacer.adjust(-4);
+    expect(await pacer.current()).to.equal(6);
+    await clock.tickAsync(60_001);
+    await pacer.adjust(-4); // the window closed: nothing to give back, no window below zero
+    expect(await pacer.current()).to.equal(0);
+    expect(await pacer.take(10, undefined, false, 0)).to.equal(undefined);
+  });
+
+  it('a new limit applies at the next take, the window kept', async () => {
+    const pacer = new RatePacer(5, 'acme');
+    await pacer.take(5, undefined, false, 0);
+    pacer.setMax(8);
+    expect(await pacer.take(3, undefined, false, 0)).to.equal(undefined);
+    expect(await pacer.take(1, undefined, false, 0)).to.deep.include({ current: 8 });
+  });
+});
+
+describe('governance: estimates, prices and periods', () => {
+  it('estimates a request at its characters / 4, plus a fixed count per media part', () => {
+    const tools = [{ name: 'add', description: 'Adds.', parameters: { type: 'object' } }];
+    const history = [
+      { role: 'user' as const, content: [{ type: 'text' as const, text: 'x'.repeat(40) }, { type: 'image_url' as const, imageUrl: { url: 'data:image/png;base64,AAAA' } }] },
+      { role: 'assistant' as const, content: [{ type: 'think' as const, think: 'y'.repeat(8) }], toolCalls: [{ type: 'function' as const, id: 'c', function: { name: 'add', arguments: '{"a":1}' } }] },
+    ];
+    const chars = 12 + (3 + 5 + JSON.stringify({ type: 'object' }).length) + 40 + 8 + 3 + 7;
+    expect(estimateRequestTokens('s'.repeat(12), tools, history)).to.equal(Math.ceil(chars / 4) + MEDIA_PART_TOKENS);
+    expect(estimateRequestTokens('', [], [])).to.equal(0);
+  });
+
+  it('costs a usage at its price per million tokens, cache prices defaulting to the input price', () => {
+    const usage = tokenUsage({ inputOther: 1_000_000, inputCacheRead: 1_000_000, inputCacheCreation: 1_000_000, output: 1_000_000 });
+    expect(costOf(usage, { input: 2, output: 8 })).to.be.closeTo(2 + 2 + 2 + 8, 1e-12);
+    expect(costOf(usage, { input: 2, output: 8, cacheRead: 0.5, cacheWrite: 2.5 })).to.be.closeTo(2 + 0.5 + 2.5 + 8, 1e-12);
+  });
+
+  it('prices from the table (provider/model, then the model), then from the catalog; unknown models have none', () => {
+    const pricing = new Pricing({ 'openai/gpt-4o': { input: 1, output: 1 }, 'my-model': { input: 3, output: 4 } });
+    expect(pricing.priceOf('openai', 'gpt-4o')).to.deep.equal({ input: 1, output: 1 });
+    expect(pricing.priceOf('anything', 'my-model')).to.deep.equal({ input: 3, output: 4 });
+    expect(pricing.priceOf('openai-responses', 'gpt-4o')).to.deep.equal({ input: 2.5, output: 10, cacheRead: 1.25 });
+    expect(pricing.priceOf('anthropic', 'claude-3-5-haiku-20241022')).to.have.property('cacheWrite');
+    expect(pricing.priceOf('mock', 'openai/gpt-4o'), "the table's key read as a model name").to.deep.equal({ input: 1, output: 1 });
+    expect(new Pricing().priceOf('mock', 'openai/gpt-4o'), "the model's prefix names the catalog's provider").to.deep.equal({ input: 2.5, output: 10, cacheRead: 1.25 });
+    expect(new Pricing().priceOf('kimi', 'kimi-k2-turbo-preview')).to.have.property('input');
+    expect(pricing.priceOf('openai', 'no-such-model')).to.equal(undefined);
+    expect(pricing.priceOf('no-such-provider', 'gpt-4o')).to.equal(undefined);
+  });
+
+  it('gives the UTC day and month holding a time', () => {
+    const now = Date.UTC(2026, 1, 28, 13, 30);
+    expect(periodOf('day', now)).to.deep.equal({ start: Date.UTC(2026, 1, 28), end: Date.UTC(2026, 2, 1) });
+    expect(periodOf('month', now)).to.deep.equal({ start: Date.UTC(2026, 1, 1), end: Date.UTC(2026, 2, 1) });
+    expect(periodOf('month', Date.UTC(2026, 11, 31, 23))).to.deep.equal({ start: Date.UTC(2026, 11, 1), end: Date.UTC(2027, 0, 1) });
+  });
+});
