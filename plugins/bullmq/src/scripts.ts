@@ -6,16 +6,26 @@
 
 /**
  * The checks every write of a session's context starts with. KEYS: history, meta, owner, ledger.
- * ARGV[1]: fence (`''`: no lease), ARGV[2]: write id, ARGV[3]: expected history length (`-1`: do
- * not check).
+ * ARGV[1]: fence (`''`: no lease), ARGV[2]: write id (`writer:n`, `n` counting that writer's writes
+ * from 1), ARGV[3]: expected history length (`-1`: do not check).
  *
- * A write whose id is the session's `lastWrite` was applied already: a command resent after a
- * reconnection (its reply was lost when Redis went away) answers `APPLIED` and changes nothing.
- * Then `FENCED` (the lease is not this token's any more) and `STALE` (someone else appended since
- * this copy was read). A write that goes ahead records its id with `APPLIED_BY`.
+ * A write of the writer of the session's `lastWrite`, numbered at or below it, was applied already:
+ * a command resent after a reconnection (its reply was lost when Redis went away) answers `APPLIED`
+ * and changes nothing. By number, not by equality: a writer sends its writes without waiting for
+ * the replies of those before (see `RedisContext`), so several may be resent together, and each
+ * one but the last would otherwise find its own effects and fail as `STALE`. (Redis runs one
+ * connection's scripts in order, and a write that Redis refused makes the ones after it fail their
+ * checks too: a later write applied means every earlier one was.) Then `FENCED` (the lease is not
+ * this token's any more) and `STALE` (someone else appended since this copy was read). A write that
+ * goes ahead records its id with `APPLIED_BY`.
  */
 const WRITE_CHECKS = `
-if redis.call('HGET', KEYS[2], 'lastWrite') == ARGV[2] then return 'APPLIED' end
+local lastWrite = redis.call('HGET', KEYS[2], 'lastWrite')
+if lastWrite then
+  local lastWriter, lastN = string.match(lastWrite, '^(.*):(%d+)$')
+  local writer, n = string.match(ARGV[2], '^(.*):(%d+)$')
+  if lastWrite == ARGV[2] or (writer and writer == lastWriter and tonumber(n) <= tonumber(lastN)) then return 'APPLIED' end
+end
 if ARGV[1] ~= '' and redis.call('GET', KEYS[3]) ~= ARGV[1] then return redis.error_reply('FENCED') end
 local expected = tonumber(ARGV[3])
 if expected >= 0 and redis.call('LLEN', KEYS[1]) ~= expected then return redis.error_reply('STALE') end

@@ -150,11 +150,12 @@ export async function submitTurn(redis: Redis, queue: Queue, keys: SessionKeys, 
 }
 
 /**
- * Marks a turn ended with `event` (already on its stream): its state and result (a `turn_end`'s
+ * Marks a turn ended with `event`, in one script: the event on its stream (unless the stream already
+ * ends with a terminal event: the one its publisher sent), its state and result (a `turn_end`'s
  * result, else the event), out of its session's pending turns, its hash and stream kept
- * {@link TURN_TTL_SECONDS}.
+ * {@link TURN_TTL_SECONDS}. Once the state says ended, the stream ends with a terminal event.
  */
 export async function finishTurn(redis: Redis, keys: SessionKeys, turnId: string, event: TerminalTurnEvent): Promise<void> {
   const result = JSON.stringify(event.type === 'turn_end' ? event.result : event);
-  await redis.eval(FINISH_SCRIPT, 3, keys.turn(turnId), keys.pending, keys.events(turnId), turnId, endState(event), result, TURN_TTL_SECONDS);
+  await redis.eval(FINISH_SCRIPT, 3, keys.turn(turnId), keys.pending, keys.events(turnId), turnId, endState(event), result, TURN_TTL_SECONDS, JSON.stringify(event));
 }

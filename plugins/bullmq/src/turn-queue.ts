@@ -309,7 +309,7 @@ export class TurnHandle {
           continue;
         }
         if (!entries || entries.length === 0) {
-          const synthetic = await this.#checkAlive(reader);
+          const synthetic = await this.#checkAlive(reader, stream, lastId);
           if (synthetic) {
             yield synthetic;
             return;
@@ -333,11 +333,14 @@ export class TurnHandle {
    * When no event comes: is the turn still there? A turn whose job failed without a terminal event
    * (its workers kept dying) gets a `turn_failed`; a turn Redis no longer knows is an error.
    */
-  async #checkAlive(reader: Redis): Promise<TurnEvent | undefined> {
+  async #checkAlive(reader: Redis, stream: string, lastId: string): Promise<TurnEvent | undefined> {
     const { keys, queue } = this.#deps;
-    const state = await reader.hget(keys.turn(this.turnId), 'state').catch(() => null);
+    const [state, result] = await reader.hmget(keys.turn(this.turnId), 'state', 'result').catch(() => [null, null]);
     if (state !== null) {
-      if (!isActive(state)) return undefined; // ended: its terminal event is on the stream
+      // Ended: its terminal event is on the stream (the finish script writes it with the state), and
+      // the next read gets it. A stream that has nothing more (written by a version that could lose
+      // it) ends with the result the state holds, rather than being waited on for ever.
+      if (!isActive(state)) return (await this.#hasMore(reader, stream, lastId)) ? undefined : endedEvent(state, result);
       const job = await Job.fromId(queue, this.turnId).catch(() => undefined);
       if (job?.failedReason && job.finishedOn !== undefined) {
         const unavailable = job.failedReason.startsWith(`${UNAVAILABLE}: `);
@@ -351,6 +354,12 @@ export class TurnHandle {
     const ping = await reader.ping().catch(() => undefined);
     if (ping === undefined) return undefined; // unreachable: the read loop times out on its own
     throw new RedisUnavailableError(`Turn ${this.turnId}: Redis no longer knows this turn (was it restarted without persistence?)`);
+  }
+
+  /** Whether the stream has entries after `lastId` (read without waiting; `true` when Redis does not answer: the read loop goes on). */
+  async #hasMore(reader: Redis, stream: string, lastId: string): Promise<boolean> {
+    const read = (await reader.xread('COUNT', 1, 'STREAMS', stream, lastId).catch(() => 'unknown')) as unknown[] | null | 'unknown';
+    return read !== null;
   }
 
   /**
@@ -393,8 +402,7 @@ export class TurnHandle {
     if (!isActive(state)) return; // ended already
     if (state === 'queued' && (await queue.remove(this.turnId)) === 1) {
       const event: TerminalTurnEvent = { type: 'turn_cancelled', reason };
-      await redis.xadd(keys.events(this.turnId), '*', 'e', JSON.stringify(event));
-      await finishTurn(redis, keys, this.turnId, event);
+      await finishTurn(redis, keys, this.turnId, event); // the event on the stream with the state
       return;
     }
     await redis.publish(globalKeys.turnCancelChannel, JSON.stringify({ turnId: this.turnId, reason }));
@@ -442,4 +450,18 @@ function toMessages(input: TurnSubmission['input']): readonly Message[] {
     if (typeof message !== 'object' || message === null || typeof message.role !== 'string') throw new TypeError('input must be a string or messages');
   }
   return list;
+}
+
+/** The terminal event of a turn that ended as `state` with `result` stored (see `finishTurn`). */
+function endedEvent(state: string, result: string | null): TurnEvent {
+  try {
+    if (result !== null) {
+      const stored = JSON.parse(result) as unknown;
+      if (state === 'done') return { type: 'turn_end', result: stored as QueuedTurnResult };
+      if (typeof stored === 'object' && stored !== null && isTerminalTurnEvent(stored as TurnEvent)) return stored as TurnEvent;
+    }
+  } catch {
+    // not JSON: said below
+  }
+  return { type: 'turn_failed', error: { name: 'TurnFailedError', message: `the turn ended (${state}) but its result is not readable` } };
 }

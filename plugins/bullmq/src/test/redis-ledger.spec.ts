@@ -148,6 +148,29 @@ describe('the call ledger in Redis (RedisContext, real Redis)', function () {
     expect(await redis.lrange(keys.ledger, 0, -1)).to.deep.equal(['{"record":1}']);
   });
 
+  it('writes sent together and resent together after a reconnection are each applied once (numbered per writer)', async () => {
+    const record = (writeId: string, at: number, text: string): (string | number)[] => [keys.history, keys.meta, keys.owner, keys.ledger, '', writeId, 0, '', at, text];
+    const append = (writeId: string, expected: number, text: string): (string | number)[] => [keys.history, keys.meta, keys.owner, keys.ledger, '', writeId, expected, '', '', text];
+    // Three writes of one writer were applied, their replies lost: all three come again, in order.
+    expect(await redis.eval(LEDGER_RECORD_SCRIPT, 4, ...record('w:1', 0, '{"r":1}'))).to.equal('OK');
+    expect(await redis.eval(LEDGER_RECORD_SCRIPT, 4, ...record('w:2', 1, '{"r":2}'))).to.equal('OK');
+    expect(await redis.eval(APPEND_SCRIPT, 4, ...append('w:3', 0, '{"m":1}'))).to.equal('OK');
+    for (const [script, args] of [
+      [LEDGER_RECORD_SCRIPT, record('w:1', 0, '{"r":1}')],
+      [LEDGER_RECORD_SCRIPT, record('w:2', 1, '{"r":2}')],
+      [APPEND_SCRIPT, append('w:3', 0, '{"m":1}')],
+    ] as const) {
+      expect(await redis.eval(script, 4, ...args), `resent ${String(args[5])}`).to.equal('APPLIED');
+    }
+    expect(await redis.lrange(keys.history, 0, -1)).to.deep.equal(['{"m":1}']);
+    expect(await redis.exists(keys.ledger), 'the append closed the records').to.equal(0);
+    // Another writer's write, and this writer's next one, are not taken for resent ones.
+    expect(await redis.eval(APPEND_SCRIPT, 4, ...append('other:1', 1, '{"m":2}'))).to.equal('OK');
+    expect(await redis.eval(APPEND_SCRIPT, 4, ...append('w:4', 2, '{"m":3}'))).to.equal('OK');
+    expect(await redis.eval(APPEND_SCRIPT, 4, ...append('w:4', 3, '{"m":3}'))).to.equal('APPLIED');
+    expect(await redis.lrange(keys.history, 0, -1)).to.deep.equal(['{"m":1}', '{"m":2}', '{"m":3}']);
+  });
+
   it('refuses to restore a bad ledger record, naming the session and the record', async () => {
     await redis.rpush(keys.ledger, JSON.stringify(callRecordToJSON(start(0), 0)), '{"role":"_call_settled"}');
     const error = await context().restore().catch((e: unknown) => e);
