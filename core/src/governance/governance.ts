@@ -6,7 +6,7 @@
 import type { ChatProvider } from '../provider/chat-provider.js';
 import type { TokenUsage } from '../provider/token-usage.js';
 import type { HookErrorHandler } from '../runtime/hooks/hook-guard.js';
-import { costOf, Pricing, type PriceTable } from './pricing.js';
+import { costOf, Pricing, type ModelPrice, type PriceTable } from './pricing.js';
 import { limitsAnything, type TenantLimits } from './tenant-limits.js';
 import { MemoryUsageLedger, type UsageLedger } from './usage-ledger.js';
 
@@ -18,6 +18,8 @@ export class Governance {
   readonly pricing: Pricing;
   /** The memory ledger when that is the ledger (recorded without a record object), else `undefined`. */
   readonly #memory: MemoryUsageLedger | undefined;
+  /** The price of the last step's model: consecutive steps nearly always share it. */
+  #lastPrice: { readonly provider: string; readonly model: string; readonly price: ModelPrice | undefined } | undefined;
   /** Limits of every tenant that has none of its own (`undefined`: none). */
   defaultLimits: TenantLimits | undefined;
 
@@ -44,7 +46,14 @@ export class Governance {
   record(tenant: string | undefined, provider: ChatProvider, usage: TokenUsage | undefined, stepId: string, onHookError: HookErrorHandler): void {
     if (usage === undefined) return;
     const { name, modelName } = provider;
-    const price = this.pricing.priceOf(name, modelName);
+    const last = this.#lastPrice;
+    let price: ModelPrice | undefined;
+    if (last !== undefined && last.provider === name && last.model === modelName) {
+      price = last.price;
+    } else {
+      price = this.pricing.priceOf(name, modelName);
+      this.#lastPrice = { provider: name, model: modelName, price };
+    }
     const costUsd = price === undefined ? undefined : costOf(usage, price);
     const at = Date.now();
     const memory = this.#memory;

@@ -98,6 +98,8 @@ export class MemoryUsageLedger implements UsageLedger {
   readonly #buckets: Buckets = new Map();
   /** Known spend per tenant and day, for budgets. */
   readonly #spend = new Map<string, Map<number, number>>();
+  /** The last bucket recorded in: consecutive steps nearly always share it. */
+  #last: { readonly tenant: string | undefined; readonly provider: string; readonly model: string; readonly day: number; readonly bucket: Bucket } | undefined;
 
   record(record: UsageRecord): undefined {
     this.add(record.tenant, record.provider, record.model, record.usage, record.costUsd, record.at);
@@ -107,14 +109,8 @@ export class MemoryUsageLedger implements UsageLedger {
   /** @internal {@link MemoryUsageLedger.record} without the record object (the kernel's path). */
   add(tenant: string | undefined, provider: string, model: string, usage: TokenUsage, costUsd: number | undefined, at: number): void {
     const day = Math.floor(at / DAY_MS);
-    let providers = this.#buckets.get(tenant);
-    if (providers === undefined) this.#buckets.set(tenant, (providers = new Map()));
-    let models = providers.get(provider);
-    if (models === undefined) providers.set(provider, (models = new Map()));
-    let days = models.get(model);
-    if (days === undefined) models.set(model, (days = new Map()));
-    let bucket = days.get(day);
-    if (bucket === undefined) days.set(day, (bucket = { steps: 0, inputOther: 0, output: 0, inputCacheRead: 0, inputCacheCreation: 0, knownCostUsd: 0, unknownCostSteps: 0 }));
+    const last = this.#last;
+    const bucket = last !== undefined && last.tenant === tenant && last.provider === provider && last.model === model && last.day === day ? last.bucket : this.#bucket(tenant, provider, model, day);
     bucket.steps++;
     bucket.inputOther += usage.inputOther;
     bucket.output += usage.output;
@@ -130,6 +126,20 @@ export class MemoryUsageLedger implements UsageLedger {
         spend.set(day, (spend.get(day) ?? 0) + costUsd);
       }
     }
+  }
+
+  /** The bucket of a tenant, provider, model and day (made if new), remembered as the last one. */
+  #bucket(tenant: string | undefined, provider: string, model: string, day: number): Bucket {
+    let providers = this.#buckets.get(tenant);
+    if (providers === undefined) this.#buckets.set(tenant, (providers = new Map()));
+    let models = providers.get(provider);
+    if (models === undefined) providers.set(provider, (models = new Map()));
+    let days = models.get(model);
+    if (days === undefined) models.set(model, (days = new Map()));
+    let bucket = days.get(day);
+    if (bucket === undefined) days.set(day, (bucket = { steps: 0, inputOther: 0, output: 0, inputCacheRead: 0, inputCacheCreation: 0, knownCostUsd: 0, unknownCostSteps: 0 }));
+    this.#last = { tenant, provider, model, day, bucket };
+    return bucket;
   }
 
   spentUsd(tenant: string, since: number): number {
