@@ -127,7 +127,8 @@ export class TenantGovernor {
     const deadline = Date.now() + maxWaitMs;
     const { signal } = request;
     if (signal?.aborted) throw signal.reason;
-    const steps = limits.maxConcurrentSteps === undefined ? undefined : this.#steps;
+    // A gate kept after its cap was lifted still counts (so that a cap set again counts what runs).
+    const steps = this.#steps;
     if (steps && !steps.tryAcquire()) {
       const refusal = (reason: 'refused' | 'timeout'): TenantLimitError => this.#capError('maxConcurrentSteps', steps, reason);
       if (!wait) throw refusal('refused');
@@ -140,16 +141,16 @@ export class TenantGovernor {
     try {
       const requestPacer = this.#requests;
       const tokenPacer = this.#tokens;
-      // A pacing wait also ends when the tenant is removed.
-      const paceSignal = requestPacer || tokenPacer ? (signal ? AbortSignal.any([signal, this.#closing.signal]) : this.#closing.signal) : undefined;
+      // A pacing wait also ends when the tenant is removed (the close signal).
+      const closing = this.#closing.signal;
       if (requestPacer) {
-        const refused = await requestPacer.take(1, paceSignal, wait, Math.max(0, deadline - Date.now()));
+        const refused = await requestPacer.take(1, signal, closing, wait, Math.max(0, deadline - Date.now()));
         if (refused) throw this.#paceError('requestsPerMinute', requestPacer, refused, undefined);
         requests = requestPacer;
       }
       if (tokenPacer) {
         estimate = estimateRequestTokens(request.systemPrompt, request.tools, request.history);
-        const refused = await tokenPacer.take(estimate, paceSignal, wait, Math.max(0, deadline - Date.now()));
+        const refused = await tokenPacer.take(estimate, signal, closing, wait, Math.max(0, deadline - Date.now()));
         if (refused) throw this.#paceError('tokensPerMinute', tokenPacer, refused, estimate);
         tokens = tokenPacer;
       }
@@ -218,7 +219,7 @@ export class TenantGovernor {
 
   #govern<C>(inner: Toolset<C>): Toolset<C> {
     const handle = (call: ToolCall, context: ToolContext<C>): ToolResult | Promise<ToolResult> => {
-      const gate = this.#limits.maxConcurrentToolCalls === undefined ? undefined : this.#toolCalls;
+      const gate = this.#toolCalls;
       if (gate === undefined) return inner.handle(call, context);
       if (gate.tryAcquire()) return holding(gate, () => inner.handle(call, context));
       const limits = this.#limits;

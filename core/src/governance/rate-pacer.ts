@@ -5,7 +5,6 @@
  */
 import { createRequire } from 'node:module';
 import type { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
-import { abortableDelay } from '../runtime/abort.js';
 
 /** rate-limiter-flexible's memory limiter, loaded when the first pacer is made (its index loads every store it has). */
 let limiterModule: { readonly RateLimiterMemory: typeof RateLimiterMemory; readonly RateLimiterRes: typeof RateLimiterRes } | undefined;
@@ -66,10 +65,11 @@ export class RatePacer {
    * Takes `points` (clamped to the limit, so that a request larger than a whole minute's worth can
    * still pass in an empty window). Waits while the window is full — as long as `signal` has not
    * aborted and the wait stays within `maxWaitMs` of now — or, with `wait: false`, refuses at once.
+   * `closing` (the tenant removed) ends a wait like `signal`.
    *
-   * @returns `undefined` once taken, or a {@link PaceRefusal}; rejects with the signal's reason.
+   * @returns `undefined` once taken, or a {@link PaceRefusal}; rejects with the reason of the signal that aborted.
    */
-  async take(points: number, signal: AbortSignal | undefined, wait: boolean, maxWaitMs: number): Promise<PaceRefusal | undefined> {
+  async take(points: number, signal: AbortSignal | undefined, closing: AbortSignal | undefined, wait: boolean, maxWaitMs: number): Promise<PaceRefusal | undefined> {
     const taking = Math.min(Math.max(0, Math.ceil(points)), this.max);
     const before = this.#tail;
     let done!: () => void;
@@ -80,11 +80,12 @@ export class RatePacer {
       if (this.#queued > 1) await before;
       for (;;) {
         if (signal?.aborted) throw signal.reason;
+        if (closing?.aborted) throw closing.reason;
         const refusal = await this.#tryTake(taking);
         if (refusal === undefined) return undefined;
         const left = deadline - Date.now();
         if (!wait || refusal.retryAfterMs > left) return refusal;
-        await abortableDelay(refusal.retryAfterMs, signal);
+        await delay(refusal.retryAfterMs, signal, closing);
       }
     } finally {
       this.#queued--;
@@ -127,4 +128,26 @@ export class RatePacer {
     const res = await this.#limiter.get(this.key);
     return res?.consumedPoints ?? 0;
   }
+}
+
+/**
+ * Resolves after `ms`, or rejects with the reason of whichever signal aborts first (without a
+ * signal combining them: `AbortSignal.any` over a long-lived signal keeps a reference per call).
+ */
+function delay(ms: number, a: AbortSignal | undefined, b: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onAbort = (event: Event): void => {
+      clearTimeout(timer);
+      a?.removeEventListener('abort', onAbort);
+      b?.removeEventListener('abort', onAbort);
+      reject((event.target as AbortSignal).reason as unknown);
+    };
+    const timer = setTimeout(() => {
+      a?.removeEventListener('abort', onAbort);
+      b?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    a?.addEventListener('abort', onAbort, { once: true });
+    b?.addEventListener('abort', onAbort, { once: true });
+  });
 }

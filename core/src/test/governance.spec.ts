@@ -79,11 +79,11 @@ describe('governance: RatePacer', () => {
 
   it('takes up to its limit per minute; refuses (giving the refused points back) or waits for the next window', async () => {
     const pacer = new RatePacer(10, 'acme');
-    expect(await pacer.take(6, undefined, false, 0)).to.equal(undefined);
-    const refused = await pacer.take(6, undefined, false, 0);
+    expect(await pacer.take(6, undefined, undefined, false, 0)).to.equal(undefined);
+    const refused = await pacer.take(6, undefined, undefined, false, 0);
     expect(refused).to.deep.equal({ current: 6, retryAfterMs: 60_000, reason: 'refused' });
     expect(await pacer.current()).to.equal(6);
-    const waited = pacer.take(6, undefined, true, 120_000);
+    const waited = pacer.take(6, undefined, undefined, true, 120_000);
     await clock.tickAsync(60_000);
     expect(await waited).to.equal(undefined);
     expect(await pacer.current()).to.equal(6);
@@ -91,22 +91,22 @@ describe('governance: RatePacer', () => {
 
   it('clamps a request larger than the limit, and corrects counts within the window only', async () => {
     const pacer = new RatePacer(10, 'acme');
-    expect(await pacer.take(50, undefined, false, 0)).to.equal(undefined);
+    expect(await pacer.take(50, undefined, undefined, false, 0)).to.equal(undefined);
     expect(await pacer.current()).to.equal(10);
     await pacer.adjust(-4);
     expect(await pacer.current()).to.equal(6);
     await clock.tickAsync(60_001);
     await pacer.adjust(-4); // the window closed: nothing to give back, no window below zero
     expect(await pacer.current()).to.equal(0);
-    expect(await pacer.take(10, undefined, false, 0)).to.equal(undefined);
+    expect(await pacer.take(10, undefined, undefined, false, 0)).to.equal(undefined);
   });
 
   it('a new limit applies at the next take, the window kept', async () => {
     const pacer = new RatePacer(5, 'acme');
-    await pacer.take(5, undefined, false, 0);
+    await pacer.take(5, undefined, undefined, false, 0);
     pacer.setMax(8);
-    expect(await pacer.take(3, undefined, false, 0)).to.equal(undefined);
-    expect(await pacer.take(1, undefined, false, 0)).to.deep.include({ current: 8 });
+    expect(await pacer.take(3, undefined, undefined, false, 0)).to.equal(undefined);
+    expect(await pacer.take(1, undefined, undefined, false, 0)).to.deep.include({ current: 8 });
   });
 });
 
