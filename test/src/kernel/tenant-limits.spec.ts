@@ -292,6 +292,24 @@ describe('kernel: tenant limits', () => {
       expect(provider.generateCalls).to.equal(3);
     });
 
+    it('over tokensPerMinute, a step waits for the next window (policy wait), then runs', async () => {
+      const clock = sinon.useFakeTimers({ now: Date.UTC(2026, 0, 5, 10, 0, 0), toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+      const provider = new CountingProvider([textPart('ok')], { usage: tokenUsage({ inputOther: 100, output: 500 }) });
+      const kernel = await kernelWith(provider);
+      kernel.tenants.define('acme', { limits: { tokensPerMinute: 1000 } });
+      const runner = kernel.runner({ tenant: 'acme' });
+      await runner.step({ ...base, history: historyOf('a') });
+      await runner.step({ ...base, history: historyOf('b') }); // 600 counted, then 1200
+      let done = false;
+      const third = runner.step({ ...base, history: historyOf('c') }).then(() => (done = true));
+      await clock.tickAsync(59_000);
+      expect(done).to.equal(false);
+      expect(provider.generateCalls).to.equal(2);
+      await clock.tickAsync(1_100);
+      await third;
+      expect(provider.generateCalls).to.equal(3);
+    });
+
     it('real time: a wait longer than maxWaitMs is refused at once, with when to retry', async function () {
       this.timeout(5_000);
       const provider = new CountingProvider();
@@ -347,6 +365,17 @@ describe('kernel: tenant limits', () => {
       clock.tick(3_600_000);
       await runner.step({ ...base, history: historyOf('february') });
       expect(provider.generateCalls).to.equal(2);
+    });
+
+    it("kernel.agent(): each step of a turn is admitted; the turn ends with the budget's error, the crossing step its last", async () => {
+      const provider = new CountingProvider([toolCall('c', 'fake', '{}')], { usage: tokenUsage({ inputOther: 100, output: 100 }) });
+      const kernel = await kernelWith(provider, { prices });
+      kernel.tenants.define('acme', { toolset: countingToolset(1), limits: { budget: { usd: 0.003, per: 'day' } } });
+      const error = await rejectionOf(kernel.agent({ tenant: 'acme', systemPrompt: 'go on' }).run('go'));
+      expect(TenantBudgetExceededError.isInstance(error), String(error)).to.equal(true);
+      expect(provider.generateCalls).to.equal(2);
+      const [row] = await kernel.usage.query({ tenant: 'acme' });
+      expect(row).to.deep.include({ steps: 2, unknownCostSteps: 0 });
     });
 
     it('a budget cannot hold a model without a price: its step is refused, naming the model', async () => {
