@@ -150,7 +150,8 @@ describe('kernel: tenant limits', () => {
     it("fair across tenants: one tenant flooding 1000 steps does not delay the other's 10 (p99 wait under one of its step durations)", async function () {
       this.timeout(20_000);
       const heavy = new CountingProvider([textPart('h')], { delayMs: 1 });
-      const light = new CountingProvider([textPart('l')], { delayMs: 5, modelName: 'light' });
+      // A light step streams 2 parts 10 ms apart (a real one takes seconds); a heavy one 1 part after 1 ms.
+      const light = new CountingProvider([textPart('l'), textPart('m')], { delayMs: 10, modelName: 'light' });
       const kernel = new Kernel();
       await kernel.use(providerPlugin(heavy, 'heavy'), providerPlugin(light, 'light'));
       kernel.tenants.define('heavy', { provider: 'heavy', limits: { maxConcurrentSteps: 4 } });
