@@ -191,5 +191,4 @@ export class StepRunner {
       ...(options.onApproval === undefined && resolved.onApproval !== undefined ? { onApproval: resolved.onApproval } : {}),
     };
   }
-
 }
