@@ -380,20 +380,21 @@ describe('timeout budgets', () => {
 
   describe('turnMs', () => {
     it('runs out across several steps: the running step is aborted, the turn rejects with the error; complete steps stay in the context', async () => {
-      // Each step: a tool call, then 3 more parts 15 ms apart (~45 ms a step); 100 steps allowed.
-      const provider = scriptedModel([{ parts: [call('t'), textPart('a'), textPart('b'), textPart('c')], gaps: [0, 15] }]);
+      // Each step: a tool call, then 3 more parts 10 ms apart (~30 ms a step); 100 steps allowed.
+      const provider = scriptedModel([{ parts: [call('t'), textPart('a'), textPart('b'), textPart('c')], gaps: [0, 10] }]);
       const toolset = new FakeToolset(() => ({ kind: 'sync' }));
-      const agent = new Agent({ systemPrompt: 's', step: (options) => step({ ...options, provider, toolset }), timeouts: { turnMs: 120 } });
+      const agent = new Agent({ systemPrompt: 's', step: (options) => step({ ...options, provider, toolset }), timeouts: { turnMs: 150 } });
       const started = performance.now();
       const error = await rejection(agent.run('hi', { turn: { id: 'turn-7' } }));
-      expectBudget(error, { budget: 'turn', limitMs: 120, turnId: 'turn-7', stepId: undefined });
-      expect(error.message).to.equal('The turn turn-7 ran out of its time budget (turnMs: 120) and was aborted');
-      expect(performance.now() - started).to.be.within(115, 800);
+      expectBudget(error, { budget: 'turn', limitMs: 150, turnId: 'turn-7', stepId: undefined });
+      expect(error.message).to.equal('The turn turn-7 ran out of its time budget (turnMs: 150) and was aborted');
+      expect(performance.now() - started).to.be.within(145, 1_000);
       expect(provider.calls).to.be.at.least(2);
       expect(provider.signals.at(-1)?.reason).to.equal(error);
-      // the input, then two messages (assistant + tool) per complete step: nothing of the aborted one
-      const complete = provider.calls - 1;
-      expect(agent.context.history).to.have.length(1 + 2 * complete);
+      // The input, then two messages (assistant + tool) per complete step: nothing of the aborted one (the budget
+      // ran out during a request, or, rarely, between two steps, before the next request).
+      expect(agent.context.history.length).to.be.oneOf([1 + 2 * (provider.calls - 1), 1 + 2 * provider.calls]);
+      expect(agent.context.history.at(-1)?.role).to.be.oneOf(['user', 'tool']);
     });
 
     it("a turn's own budgets are merged over the agent's, and its steps get the step budgets", async () => {

@@ -67,12 +67,13 @@ export type AgentEvent =
     };
 
 /**
- * Options of an {@link Agent}. `systemPrompt`, `generation` and `output` are `step()`'s (see
- * {@link StepOptions}), given to every step of every turn: a turn's `generation` is merged over the
- * agent's, a turn's `output` wins over it; the turn's last step (the one without tool calls) gives
- * the turn's `output`.
+ * Options of an {@link Agent}. `systemPrompt`, `generation`, `output` and `timeouts` are `step()`'s
+ * (see {@link StepOptions}), given to every step of every turn: a turn's `generation` and `timeouts`
+ * are merged over the agent's, a turn's `output` wins over it; the turn's last step (the one without
+ * tool calls) gives the turn's `output`. `timeouts.turnMs` bounds each `run` and `resume`; bad
+ * `timeouts` are a `TypeError` when the agent is made.
  */
-export interface AgentOptions extends Pick<StepOptions<unknown, OutputOption>, 'systemPrompt' | 'generation' | 'output'> {
+export interface AgentOptions extends Pick<StepOptions<unknown, OutputOption>, 'systemPrompt' | 'generation' | 'output' | 'timeouts'> {
   /** The agent's name, for telemetry (`TurnScope.agent`: the OpenTelemetry plugin's `invoke_agent {name}` span). */
   readonly name?: string;
   /** How to run one step. */
@@ -113,14 +114,6 @@ export interface AgentOptions extends Pick<StepOptions<unknown, OutputOption>, '
    * scope's `runInContext` hooks). Must call `run` once, synchronously, and return its result.
    */
   readonly runTurn?: <T>(turn: TurnScope, run: () => T) => T;
-  /**
-   * Timeout budgets of every turn (see {@link TimeoutBudgets}): `turnMs` for each `run` and
-   * `resume` as a whole (the running step is aborted, the turn rejects with the
-   * `TimeoutBudgetError`), and `stepMs`, `idleMs`, `toolCallMs` for each of its steps (the
-   * `timeouts` of `step()`, see {@link StepOptions.timeouts}). A turn's own `timeouts` are merged
-   * over these, field by field. A bad value is a `TypeError` here, when the agent is made.
-   */
-  readonly timeouts?: TimeoutBudgets;
 }
 
 /** The steps of a turn at most when {@link AgentOptions.maxSteps} is not given. */
@@ -140,25 +133,21 @@ export interface AgentRetry {
 }
 
 /**
- * Options of one {@link Agent.run}. `signal`, `hooks`, `generation`, `onApproval`, `context` and
- * `output` are `step()`'s (see {@link StepOptions}), given to every step of the turn: `signal` also
- * aborts a retry wait, and nothing of an aborted step is saved; `hooks` are added to each step's
- * (after a kernel scope's hooks); the turn's `generation` is merged over the agent's (the turn's
- * win, field by field); its `onApproval` and `output` win over the agent's. `context` is the turn's
+ * Options of one {@link Agent.run}. `signal`, `hooks`, `generation`, `onApproval`, `context`,
+ * `output` and `timeouts` are `step()`'s (see {@link StepOptions}), given to every step of the turn:
+ * `signal` also aborts a retry wait, and nothing of an aborted step is saved; `hooks` are added to
+ * each step's (after a kernel scope's hooks); the turn's `generation` and `timeouts` are merged over
+ * the agent's (the turn's win, field by field; `timeouts.turnMs` bounds this run, or this resume, as
+ * a whole); its `onApproval` and `output` win over the agent's. `context` is the turn's
  * run context (the user, their auth, a database handle), not the conversation (that is
  * {@link AgentOptions.context}).
  *
  * @typeParam S - the turn's structured output schema, when one is asked for.
  */
 export interface AgentRunOptions<S extends OutputOption | undefined = OutputOption | undefined>
-  extends Pick<StepOptions<unknown, S>, 'signal' | 'hooks' | 'generation' | 'onApproval' | 'context' | 'output'> {
+  extends Pick<StepOptions<unknown, S>, 'signal' | 'hooks' | 'generation' | 'onApproval' | 'context' | 'output' | 'timeouts'> {
   /** Every event of the turn. Guarded: a failure is reported and never changes the turn. */
   readonly onEvent?: (event: AgentEvent) => void | Promise<void>;
-  /**
-   * Timeout budgets of this turn, merged over the agent's field by field (see
-   * {@link AgentOptions.timeouts}). A bad value rejects the turn with a `TypeError` before it starts.
-   */
-  readonly timeouts?: TimeoutBudgets;
   /**
    * The turn this run belongs to, for the call ledger's keys (each call's `idempotencyKey` is
    * `[session/]turn/step/index`, the step counted in the turn): its `id` (default: a new random one)
@@ -632,7 +621,7 @@ function mergeBudgets(under: TimeoutBudgets, over: TimeoutBudgets): TimeoutBudge
 }
 
 /** The budgets a turn gives each of its steps (`turnMs` is the turn's own); none when it has none. */
-function stepBudgets(timeouts: TimeoutBudgets | undefined): StepOptions['timeouts'] {
+function stepBudgets(timeouts: TimeoutBudgets | undefined): TimeoutBudgets | undefined {
   if (timeouts === undefined) return undefined;
   const { stepMs, idleMs, toolCallMs } = timeouts;
   if (stepMs === undefined && idleMs === undefined && toolCallMs === undefined) return undefined;

@@ -22,7 +22,7 @@ import { randomUUID } from '../random-uuid.js';
 import { StepResult, type StepRun } from './step-result.js';
 import { streamMessage, streamMessageThen, type GenerateResult, type StreamEnd, type StreamMessageInput, type StreamObserver } from './stream-message.js';
 import type { StepLedger } from './step-ledger.js';
-import { ToolRuns, type ToolRunListener } from './tool-runs.js';
+import { CallBudgets, ToolRuns, type ToolRunListener } from './tool-runs.js';
 import { checkTimeoutBudgets, hasStepDeadline, StepDeadline, type IdleWatch, type TimeoutBudgets } from './timeout-budgets.js';
 
 /**
@@ -143,14 +143,17 @@ export interface StepOptions<TContext = unknown, S extends OutputOption | undefi
   /** How long aborted tools get to settle before they are reported as leaked; default 5 s. */
   readonly cleanupTimeoutMs?: number;
   /**
-   * Timeout budgets of the step (see {@link TimeoutBudgets}; `turnMs` is an agent's): `stepMs` for
-   * the whole step, `idleMs` for the provider's silence before and between parts, `toolCallMs` for
-   * each tool call. One that runs out is a {@link TimeoutBudgetError} naming it: the step (step, idle)
-   * ends as if its signal aborted with that error, every running tool aborted and reclaimed; a tool
-   * call (toolCall) gets an error result and the step goes on. A bad value is a `TypeError`: the
-   * step does not start. None: no limits, and nothing is timed.
+   * Timeout budgets, in ms (see {@link TimeoutBudgets}): `stepMs` for the whole step, `idleMs` for
+   * the provider's silence before and between parts, `toolCallMs` for each tool call, and, for an
+   * agent and its turns only, `turnMs` for a whole `run` or `resume` (a step refuses it). One that
+   * runs out is a {@link TimeoutBudgetError} naming it: a step (`stepMs`, `idleMs`) or a turn ends as
+   * if its signal aborted with that error, every running tool aborted and reclaimed; a tool call
+   * gets an error result naming its budget, and the step goes on. An agent gives its budgets to
+   * every step of every turn, a turn's merged over the agent's field by field. A bad value (an
+   * unknown budget, a value that is not a positive number of ms) is a `TypeError`: nothing starts.
+   * None: no limits, and nothing is timed.
    */
-  readonly timeouts?: Omit<TimeoutBudgets, 'turnMs'>;
+  readonly timeouts?: TimeoutBudgets;
   /**
    * Decides about calls that need approval (the toolset's `needsApproval` says which): approve,
    * deny or defer. Guarded: a throw, a rejection, a value that is no decision, or no decision
@@ -251,8 +254,6 @@ class StepExecution implements StepRun, StreamMessageInput, StreamObserver, Stre
   private resolvedOutput: ResolvedOutput | undefined;
   /** Delivers each streamed part to the hooks (`undefined` when none wants parts: the stream loop skips it). */
   readonly onPart: ((part: StreamedMessagePart) => Promise<void> | undefined) | undefined;
-  /** The step's `stepMs` / `idleMs` budgets and the signal they abort (only for a step with such budgets). */
-  private readonly deadline: StepDeadline | undefined;
 
   constructor(private readonly options: StepOptions) {
     this.stepId = options.stepId ?? randomUUID();
@@ -281,21 +282,19 @@ class StepExecution implements StepRun, StreamMessageInput, StreamObserver, Stre
       : undefined;
     const ledger = options.ledger;
     const { timeouts } = options;
-    const toolCallMs = timeouts?.toolCallMs;
     const settings =
-      context === undefined && this.wrappers === undefined && ledger === undefined && toolCallMs === undefined
+      context === undefined && this.wrappers === undefined && ledger === undefined && timeouts === undefined
         ? undefined
         : {
             context,
             inScope: this.wrappers && (<T>(call: ToolCall, index: number, run: () => T) => this.inToolScope(call, index, run)),
             ledger,
             content: ledger && ((): readonly ContentPart[] => this.content ?? NO_CONTENT),
-            toolCallMs,
-            cleanupMs: options.cleanupTimeoutMs,
+            callBudgets: timeouts?.toolCallMs === undefined ? undefined : new CallBudgets(timeouts.toolCallMs, options.cleanupTimeoutMs ?? DEFAULT_CLEANUP_TIMEOUT_MS),
+            // Made last: once its timers run, every exit of the step (failed, or its cleanup) stops them.
+            deadline: hasStepDeadline(timeouts) ? new StepDeadline(this.stepId, timeouts, options.signal) : undefined,
           };
     this.runs = new ToolRuns(options.toolset, this.stepId, bus.listens('onToolResult') ? this : undefined, gate, settings);
-    // Last: once its timers run, every exit of the step (failed, or its cleanup) stops them.
-    this.deadline = hasStepDeadline(timeouts) ? new StepDeadline(this.stepId, timeouts, options.signal) : undefined;
     this.signal?.addEventListener('abort', this, { once: true });
   }
 
@@ -382,13 +381,18 @@ class StepExecution implements StepRun, StreamMessageInput, StreamObserver, Stre
 
   /** The caller's signal, or, for a step with `stepMs` / `idleMs` budgets, the signal those abort too. */
   get signal(): AbortSignal | undefined {
-    const deadline = this.deadline;
+    const deadline = this.runs.deadline;
     return deadline === undefined ? this.options.signal : deadline.signal;
   }
 
   /** What the stream loop tells the idle budget (only for a step with `idleMs`). */
   get idleWatch(): IdleWatch | undefined {
-    return this.deadline?.idle;
+    return this.runs.deadline?.idle;
+  }
+
+  /** The step's `stepMs` / `idleMs` budgets (only for a step with such budgets; kept by its tool runs' settings). */
+  private get deadline(): StepDeadline | undefined {
+    return this.runs.deadline;
   }
 
   get generation(): GenerationOptions | undefined {

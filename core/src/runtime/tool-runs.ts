@@ -8,8 +8,7 @@ import type { ApprovalGate, GateEntry, GateOutcome } from './approval-gate.js';
 import { append } from './append.js';
 import { isThenable } from './hooks/hook-guard.js';
 import type { StepLedger } from './step-ledger.js';
-import { TimeoutBudgetError } from './timeout-budgets.js';
-import { DEFAULT_CLEANUP_TIMEOUT_MS } from './defaults.js';
+import { TimeoutBudgetError, type StepDeadline } from './timeout-budgets.js';
 
 /** Hears of each call's result when it is known, in completion order. */
 export interface ToolRunListener {
@@ -27,10 +26,31 @@ export interface ToolRunSettings {
   readonly ledger?: StepLedger | undefined;
   /** The message's content so far, for the ledger's start records. */
   readonly content?: (() => readonly ContentPart[]) | undefined;
-  /** Each call's time budget (`timeouts.toolCallMs`; none: no limit). */
-  readonly toolCallMs?: number | undefined;
-  /** How long a call whose budget ran out gets to stop before it is given up as leaked (`cleanupTimeoutMs`). */
-  readonly cleanupMs?: number | undefined;
+  /** The calls' time budgets (`timeouts.toolCallMs`; none: no limit). */
+  readonly callBudgets?: CallBudgets | undefined;
+  /**
+   * The step's own budgets (`stepMs`, `idleMs`), kept here for the step (not by the tool runs),
+   * so that a step without budgets has no field for them.
+   */
+  readonly deadline?: StepDeadline | undefined;
+}
+
+/**
+ * The time budgets of a step's calls (`timeouts.toolCallMs`): the budget of each call, by index,
+ * and the calls given up as leaked after their budget ran out.
+ */
+export class CallBudgets {
+  /** By index: each call's budget. */
+  readonly byIndex: (CallBudget | undefined)[] = [];
+  /** Calls whose budget ran out and that ignored their signal past the cleanup deadline. */
+  leaked: ToolCall[] | undefined;
+
+  constructor(
+    /** Each call's budget, in ms. */
+    readonly limitMs: number,
+    /** How long a call whose budget ran out gets to stop before it is given up as leaked (`cleanupTimeoutMs`). */
+    readonly graceMs: number,
+  ) {}
 }
 
 const NO_SETTINGS: ToolRunSettings = { context: undefined, inScope: undefined };
@@ -73,10 +93,6 @@ export class ToolRuns {
   private aborted: { readonly reason: unknown; readonly whileRunning: boolean } | undefined;
   /** By index: whether the call's start was recorded in the ledger (its outcome is recorded too). */
   private recorded: boolean[] | undefined;
-  /** By index: each call's time budget (only with `toolCallMs`). */
-  private budgets: (CallBudget | undefined)[] | undefined;
-  /** Calls whose budget ran out and that ignored their signal past the cleanup deadline. */
-  private leakedCalls: ToolCall[] | undefined;
 
   constructor(
     private readonly toolset: Toolset,
@@ -102,9 +118,9 @@ export class ToolRuns {
     const index = this.add(call);
     const startedAt = this.startTime();
     this.pending++;
-    const limitMs = this.settings.toolCallMs;
-    const budget = limitMs === undefined ? undefined : ((this.budgets ??= [])[index] = new CallBudget(this, limitMs));
-    const context = new CallContext(this, call, this.stepId, index, this.settings.context, `${this.settings.ledger?.key ?? this.stepId}/${index}`, budget);
+    const budgets = this.settings.callBudgets;
+    if (budgets !== undefined) budgets.byIndex[index] = new CallBudget(this, budgets.limitMs);
+    const context = new CallContext(this, call, this.stepId, index, this.settings.context, `${this.settings.ledger?.key ?? this.stepId}/${index}`);
     const gate = this.gate;
     if (gate === undefined) {
       this.handle(index, call, context, startedAt);
@@ -135,7 +151,12 @@ export class ToolRuns {
 
   /** Calls whose time budget ran out and that were still running past the cleanup deadline after it (leaked). */
   get abandoned(): readonly ToolCall[] {
-    return this.leakedCalls?.slice() ?? NONE;
+    return this.settings.callBudgets?.leaked?.slice() ?? NONE;
+  }
+
+  /** The step's `stepMs` / `idleMs` budgets (see {@link ToolRunSettings.deadline}). */
+  get deadline(): StepDeadline | undefined {
+    return this.settings.deadline;
   }
 
   /** How many calls have not settled yet. */
@@ -199,7 +220,7 @@ export class ToolRuns {
    * @returns the calls still running at the deadline (leaked: they ignored their abort signal).
    */
   async reclaim(reason: unknown, deadlineMs: number): Promise<ToolCall[]> {
-    if (this.pending === 0) return this.leakedCalls?.slice() ?? [];
+    if (this.pending === 0) return this.settings.callBudgets?.leaked?.slice() ?? [];
     this.cancel(reason);
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<void>((resolve) => {
@@ -208,7 +229,14 @@ export class ToolRuns {
     await Promise.race([this.idle(), deadline]);
     clearTimeout(timer);
     const leaked = this.calls.filter((_, index) => this.results?.[index] === undefined);
-    return this.leakedCalls === undefined ? leaked : [...this.leakedCalls, ...leaked];
+    const given = this.settings.callBudgets?.leaked;
+    return given === undefined ? leaked : [...given, ...leaked];
+  }
+
+  /** The signal of call `index`: the step's calls' one, or its own when it has a time budget. */
+  callSignal(index: number): AbortSignal {
+    const budget = this.settings.callBudgets?.byIndex[index];
+    return budget === undefined ? this.signal() : budget.signal();
   }
 
   /** The signal of the step's calls (created when first read, by a call's {@link CallContext}; aborted already after a cancel). */
@@ -287,7 +315,7 @@ export class ToolRuns {
 
   /** Calls the toolset: its result, whatever `handle` did (returned, resolved, threw, rejected), settles the call. */
   private run(index: number, call: ToolCall, context: CallContext, startedAt: number): void {
-    const budget = this.budgets?.[index];
+    const budget = this.settings.callBudgets?.byIndex[index];
     if (budget !== undefined) budget.start(() => this.expire(index, call, budget, startedAt));
     let returned: unknown;
     try {
@@ -337,7 +365,7 @@ export class ToolRuns {
    * listener hears of it unless it is a result adopted from before (`heard` false).
    */
   private settle(index: number, call: ToolCall, result: ToolResult, startedAt: number, heard = true): void {
-    const budget = this.budgets?.[index];
+    const budget = this.settings.callBudgets?.byIndex[index];
     if (budget !== undefined) {
       if (budget.settled) return; // a call given up as leaked settles at last: its result was given already
       if (budget.settle()) result = { toolCallId: call.id, returnValue: toolTimedOut(call.function.name, budget.limitMs) };
@@ -375,8 +403,9 @@ export class ToolRuns {
   private expire(index: number, call: ToolCall, budget: CallBudget, startedAt: number): void {
     if (this.aborted !== undefined || this.results?.[index] !== undefined) return;
     const error = new TimeoutBudgetError({ budget: 'toolCall', limitMs: budget.limitMs, stepId: this.stepId, toolCall: call });
-    budget.expire(error, this.settings.cleanupMs ?? DEFAULT_CLEANUP_TIMEOUT_MS, () => {
-      (this.leakedCalls ??= []).push(call);
+    const budgets = this.settings.callBudgets!;
+    budget.expire(error, budgets.graceMs, () => {
+      (budgets.leaked ??= []).push(call);
       this.settle(index, call, { toolCallId: call.id, returnValue: toolTimedOut(call.function.name, budget.limitMs) }, startedAt);
     });
   }
@@ -422,7 +451,6 @@ interface Waiter {
 class CallContext implements ToolContext {
   declare readonly signal: AbortSignal;
   readonly #runs: ToolRuns;
-  readonly #budget: CallBudget | undefined;
 
   constructor(
     runs: ToolRuns,
@@ -431,16 +459,13 @@ class CallContext implements ToolContext {
     readonly index: number,
     readonly context: unknown,
     readonly idempotencyKey: string,
-    budget: CallBudget | undefined,
   ) {
     this.#runs = runs;
-    this.#budget = budget;
     Object.defineProperty(this, 'signal', SIGNAL_PROPERTY);
   }
 
   static signalOf(context: CallContext): AbortSignal {
-    const budget = context.#budget;
-    return budget === undefined ? context.#runs.signal() : budget.signal();
+    return context.#runs.callSignal(context.index);
   }
 }
 
