@@ -452,11 +452,11 @@ export class AgentWorker {
 
   /** Publishes the terminal event (fenced by the lease when there is a publisher) and marks the turn ended. */
   async #finish(keys: SessionKeys, turnId: string, publisher: EventPublisher | undefined, event: TerminalTurnEvent): Promise<void> {
+    // Published after the turn's other events (fenced); and written with the state, in one script, if
+    // it is not on the stream then (a publisher that failed, or whose write a Redis restart cut off).
     if (publisher) {
       publisher.publish(event);
       await publisher.flush();
-    } else {
-      await this.#commands.xadd(keys.events(turnId), '*', 'e', JSON.stringify(event));
     }
     await finishTurn(this.#commands, keys, turnId, event);
   }

@@ -14,7 +14,7 @@ import { asUnavailable, closeOrDisconnect, closeRedis, createRedis, type RedisCo
 import { DEFAULT_PREFIX, GlobalKeys, toolQueueName } from './keys.js';
 import { checkKnownOptions, type KnownOptions } from './options.js';
 import { cancelToolJob, signalToolJob } from './tool-job-canceller.js';
-import { callJobId, remoteToolTimedOut, toolWorkerLost, type ToolJobData, type ToolJobOutcome } from './tool-job.js';
+import { callJobId, remoteToolTimedOut, toolJobVanished, toolWorkerLost, type ToolJobData, type ToolJobOutcome } from './tool-job.js';
 import type { PublishedToolList } from './tool-worker.js';
 
 /** Options of {@link RemoteToolset.connect}. */
@@ -69,6 +69,8 @@ interface PendingCall {
   duplicate: boolean;
   /** It enqueued the job again once already (the job it found had no result to reuse). */
   replaced: boolean;
+  /** It has its result: nothing enqueues its job again. */
+  settled: boolean;
   settle(result: ToolResult): void;
 }
 
@@ -209,7 +211,18 @@ export class RemoteToolset implements Toolset {
       ...(context.idempotencyKey === undefined ? {} : { idempotencyKey: context.idempotencyKey }),
       run: randomUUID(),
     };
-    this.#pending.set(jobId, { call, data, duplicate: false, replaced: false, settle });
+    const pending: PendingCall = {
+      call,
+      data,
+      duplicate: false,
+      replaced: false,
+      settled: false,
+      settle: (result) => {
+        pending.settled = true;
+        settle(result);
+      },
+    };
+    this.#pending.set(jobId, pending);
     try {
       const stepJobs = this.#keys.stepJobs(context.stepId);
       await this.#redis.multi().sadd(stepJobs, `${this.queueName}\t${jobId}`).expire(stepJobs, KEEP_FINISHED_SECONDS).exec();
@@ -345,8 +358,11 @@ export class RemoteToolset implements Toolset {
     try {
       const job = await Job.fromId(this.#queue, jobId);
       if (!job) {
+        // Removed meanwhile (by the recovery of a turn another worker took over): whose it was, and
+        // whether it ran, is unknown. A call safe to rerun is enqueued again; any other is not.
+        if (this.replayPolicy(pending.call) !== 'safe') return pending.settle({ toolCallId: pending.call.id, returnValue: toolJobVanished(pending.call.function.name) });
         pending.duplicate = true;
-        return await this.#replace(jobId, pending); // removed meanwhile
+        return await this.#replace(jobId, pending);
       }
       // This very call's job (its add was resent after a reconnection, the first one had been applied):
       // not an earlier run, so never enqueued again, whatever its outcome — its outcome is the call's.
@@ -370,7 +386,8 @@ export class RemoteToolset implements Toolset {
    * that (or if the job cannot be removed: it runs), the job's outcome is the call's.
    */
   async #replace(jobId: string, pending: PendingCall): Promise<void> {
-    if (pending.replaced) return;
+    // Settled meanwhile (its outcome came while the job was looked up): its job runs no more.
+    if (pending.replaced || pending.settled) return;
     pending.replaced = true;
     try {
       await this.#queue.remove(jobId);

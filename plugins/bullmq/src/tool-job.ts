@@ -79,6 +79,17 @@ export function toolWorkerLost(toolName: string): ToolReturnValue {
 }
 
 /**
+ * The result the model gets when a call's job vanished from the queue before its outcome was known
+ * (removed by the recovery of a turn that another worker took over): it may have run.
+ */
+export function toolJobVanished(toolName: string): ToolReturnValue {
+  return toolError({
+    message: `Tool \`${toolName}\` did not finish: its job was removed from the queue before its outcome was known (it may have run). The call was not run again, because the tool may have side effects.`,
+    brief: 'Tool job removed',
+  });
+}
+
+/**
  * The result the model gets when the tool worker shut down while the call ran, and the tool did not
  * stop after its abort: the worker stopped waiting for it.
  */

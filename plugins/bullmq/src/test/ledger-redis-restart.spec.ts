@@ -43,9 +43,12 @@ const saysInterrupted = (message: Message): boolean => /Tool call was interrupte
  */
 describe(`Redis restarted ${RESTARTS} times and frozen ${STOPS} times under in-flight turns (real processes, AOF always)`, function () {
   this.timeout(600_000);
-  // KNOWN BUG, open in issue 20: in about 1 of 8 runs a 'never' call of a step's parallel pair ran
-  // twice in the same tool worker (same key, same pid) — a path through RemoteToolset around a Redis
-  // restart not found yet (064b3a7 fixed one; resent-add.spec.ts pins it). One retry, so that this rare
+  // KNOWN BUG, open in issue 20: in about 1 of 8 CI runs a 'never' call of a step's parallel pair ran
+  // twice in the same tool worker (same key, same pid); its cause is not found. Not seen in 46 runs of
+  // this spec alone (2026-12-02), which found and fixed three other restart bugs: writes resent
+  // together failed as STALE (resent-writes.spec.ts), a turn marked done without its terminal event
+  // left its submitter waiting for ever (turn-end.spec.ts), and a job removed while its resent add
+  // was looked at was enqueued again for any tool (resent-add.spec.ts). One retry, so that the rare
   // failure does not hide every other result of CI; a failure that repeats still fails. Remove the
   // retry with the fix.
   this.retries(1);

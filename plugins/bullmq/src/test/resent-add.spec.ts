@@ -79,4 +79,66 @@ describe('a tool job added twice (its add resent after a reconnection, real Redi
     });
     expect(await queue.getJobCounts('waiting', 'active', 'delayed')).to.deep.equal({ waiting: 0, active: 0, delayed: 0 });
   });
+
+  /**
+   * The add went through and was sent again (duplicated); by the time the toolset looks the job up,
+   * it is gone — removed by the recovery of the turn on another worker, as this toolset's step was
+   * being abandoned. Whose job it was, and whether it ran, is unknown: a call of a side-effecting
+   * tool is not enqueued again (it would run for a step nobody records); a safe one is.
+   */
+  for (const [policy, expected] of [
+    ['never', { runs: 0, message: /its job was removed from the queue before its outcome was known/ }],
+    ['safe', { runs: 1, message: undefined }],
+  ] as const) {
+    it(`a job gone when its duplicated add is looked at: a '${policy}' call ${policy === 'never' ? 'is not run again' : 'runs again'}`, async () => {
+      const remote = await RemoteToolset.connect({
+        connection: server.url,
+        name: 'pay',
+        prefix,
+        tools: [{ name: 'pay', description: 'Pays.', parameters: { type: 'object' } }],
+        replay: { pay: policy },
+      });
+      closers.push(() => remote.close());
+      // Once each: the first add is sent again, and the first look-up finds the job removed.
+      const add = Queue.prototype.add;
+      let resent = false;
+      sinon.stub(Queue.prototype, 'add').callsFake(async function (this: Queue, ...args: Parameters<Queue['add']>) {
+        const job = await add.apply(this, args);
+        if (resent) return job;
+        resent = true;
+        return add.apply(this, args); // sent again: "duplicated"
+      });
+      const fromId = Job.fromId.bind(Job);
+      let removed = false;
+      sinon.stub(Job, 'fromId').callsFake(async (queue: Parameters<typeof Job.fromId>[0], jobId: string) => {
+        if (!removed) {
+          removed = true;
+          await (queue as Queue).remove(jobId); // the other worker's recovery removed the waiting job meanwhile
+        }
+        return fromId(queue, jobId);
+      });
+      const paying = call('c1', 'pay');
+      const outcome = remote.handle(paying, { signal: new AbortController().signal, toolCall: paying, stepId: 'step-1', index: 0, idempotencyKey: 'acme/s/turn-1/1/0' });
+      // A worker comes up only now: whatever is in the queue then runs.
+      const runs: string[] = [];
+      const workerRedis = new Redis(server.url, { maxRetriesPerRequest: null });
+      const worker = new Worker<ToolJobData, ToolJobOutcome>(
+        remote.queueName,
+        (job) => {
+          runs.push(job.data.run ?? '');
+          return Promise.resolve({ toolCallId: job.data.toolCall.id, returnValue: { isError: false, output: 'paid', message: '', display: [] }, ...(job.data.run === undefined ? {} : { run: job.data.run }) });
+        },
+        { connection: workerRedis, prefix },
+      );
+      closers.push(async () => {
+        await worker.close();
+        workerRedis.disconnect();
+      });
+      const result = await outcome;
+      await sleep(500); // a job enqueued again would have run by now
+      expect(runs, 'runs').to.have.length(expected.runs);
+      if (expected.message) expect(result.returnValue.message).to.match(expected.message);
+      else expect(result.returnValue.output).to.equal('paid');
+    });
+  }
 });
