@@ -118,8 +118,19 @@ export class TenantGovernor {
    *
    * @throws {TenantLimitError} over a limit it may not (or could not in time) wait for;
    * {@link TenantBudgetExceededError} over the budget (or for a model without a price); the signal's reason.
+   * (Synchronously admitted, with no promise, when the tenant has only caps and they have room.)
    */
-  async admit(request: AdmissionRequest): Promise<Admission> {
+  admit(request: AdmissionRequest): Admission | Promise<Admission> {
+    // Only caps, and room under them: admitted at once, without a promise.
+    if (this.#closed === undefined && this.#requests === undefined && this.#tokens === undefined && this.#limits.budget === undefined && request.signal?.aborted !== true) {
+      const steps = this.#steps;
+      if (steps === undefined) return this.#admitted(undefined, undefined, 0);
+      if (steps.tryAcquire()) return this.#admitted(steps, undefined, 0);
+    }
+    return this.#admit(request);
+  }
+
+  async #admit(request: AdmissionRequest): Promise<Admission> {
     if (this.#closed !== undefined) throw this.#closed;
     const limits = this.#limits;
     const wait = limits.onLimit !== 'refuse';
@@ -162,6 +173,11 @@ export class TenantGovernor {
       if (tokens) void tokens.refund(estimate).catch(ignore);
       throw error;
     }
+    return this.#admitted(steps, tokens, estimate);
+  }
+
+  /** An admitted step, holding a place of `steps` (if any) and `estimate` tokens of `tokens` (if any). */
+  #admitted(steps: ConcurrencyGate | undefined, tokens: RatePacer | undefined, estimate: number): Admission {
     let ended = false;
     return {
       end: (usage) => {

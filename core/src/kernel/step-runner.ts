@@ -157,13 +157,14 @@ export class StepRunner {
     let admission: Admission | undefined;
     try {
       if (options.resume === undefined) {
-        admission = await governor.admit({
+        const admitted = governor.admit({
           provider: resolved.provider,
           systemPrompt: options.systemPrompt,
           tools: resolved.toolset.tools,
           history: options.history,
           signal: options.signal,
         });
+        admission = admitted instanceof Promise ? await admitted : admitted;
       }
       const result = await step<unknown, S>(this.#stepOptions(resolved, options, release, governor.toolset(resolved.toolset)));
       admission?.end(result.usage);
