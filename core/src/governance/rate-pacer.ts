@@ -41,8 +41,8 @@ export interface PaceRefusal {
  */
 export class RatePacer {
   readonly #limiter: RateLimiterMemory;
-  /** The end of the queue of takers: each waits for the one before it. */
-  #tail: Promise<void> = Promise.resolve();
+  /** The end of the queue of takers: each waits for the one before it (which may reject, if its signal aborted). */
+  #tail: Promise<unknown> = Promise.resolve();
   #queued = 0;
 
   constructor(
@@ -69,27 +69,63 @@ export class RatePacer {
    *
    * @returns `undefined` once taken, or a {@link PaceRefusal}; rejects with the reason of the signal that aborted.
    */
-  async take(points: number, signal: AbortSignal | undefined, closing: AbortSignal | undefined, wait: boolean, maxWaitMs: number): Promise<PaceRefusal | undefined> {
+  take(points: number, signal: AbortSignal | undefined, closing: AbortSignal | undefined, wait: boolean, maxWaitMs: number): Promise<PaceRefusal | undefined> {
     const taking = Math.min(Math.max(0, Math.ceil(points)), this.max);
+    if (this.#queued > 0 || signal?.aborted === true || closing?.aborted === true) return this.#takeInLine(taking, signal, closing, wait, maxWaitMs);
+    // Nobody ahead: one attempt, and the line only if it is refused. Later takers wait for this one (the tail).
+    this.#queued++;
+    const attempt = this.#limiter.consume(this.key, taking).then(
+      () => {
+        this.#queued--;
+        return undefined;
+      },
+      (error: unknown) => this.#refused(error, taking, signal, closing, wait, Date.now() + maxWaitMs),
+    );
+    this.#tail = attempt;
+    return attempt;
+  }
+
+  /** A take behind others: waits for the one before it, then tries (and waits) as the first in line. */
+  async #takeInLine(taking: number, signal: AbortSignal | undefined, closing: AbortSignal | undefined, wait: boolean, maxWaitMs: number): Promise<PaceRefusal | undefined> {
     const before = this.#tail;
     let done!: () => void;
     this.#tail = new Promise<void>((resolve) => (done = resolve));
     this.#queued++;
     const deadline = Date.now() + maxWaitMs;
     try {
-      if (this.#queued > 1) await before;
-      for (;;) {
-        if (signal?.aborted) throw signal.reason;
-        if (closing?.aborted) throw closing.reason;
-        const refusal = await this.#tryTake(taking);
-        if (refusal === undefined) return undefined;
-        const left = deadline - Date.now();
-        if (!wait || refusal.retryAfterMs > left) return refusal;
-        await delay(refusal.retryAfterMs, signal, closing);
+      try {
+        await before;
+      } catch {
+        // the one before gave up (its signal aborted): our turn
       }
+      return await this.#inTurn(taking, signal, closing, wait, deadline);
     } finally {
       this.#queued--;
       done();
+    }
+  }
+
+  /** The first attempt of a take with nobody ahead was refused: it waits (as the first in line) or gives up. */
+  async #refused(error: unknown, taking: number, signal: AbortSignal | undefined, closing: AbortSignal | undefined, wait: boolean, deadline: number): Promise<PaceRefusal | undefined> {
+    try {
+      const refusal = await this.#refusal(error, taking);
+      if (!wait || refusal.retryAfterMs > deadline - Date.now()) return refusal;
+      await delay(refusal.retryAfterMs, signal, closing);
+      return await this.#inTurn(taking, signal, closing, wait, deadline);
+    } finally {
+      this.#queued--;
+    }
+  }
+
+  /** Tries until taken, refused for good, or aborted, as the first in line. */
+  async #inTurn(taking: number, signal: AbortSignal | undefined, closing: AbortSignal | undefined, wait: boolean, deadline: number): Promise<PaceRefusal | undefined> {
+    for (;;) {
+      if (signal?.aborted) throw signal.reason;
+      if (closing?.aborted) throw closing.reason;
+      const refusal = await this.#tryTake(taking);
+      if (refusal === undefined) return undefined;
+      if (!wait || refusal.retryAfterMs > deadline - Date.now()) return refusal;
+      await delay(refusal.retryAfterMs, signal, closing);
     }
   }
 
@@ -99,10 +135,15 @@ export class RatePacer {
       await this.#limiter.consume(this.key, points);
       return undefined;
     } catch (error) {
-      if (!(error instanceof limiterClasses().RateLimiterRes)) throw error;
-      await this.#limiter.reward(this.key, points);
-      return { current: Math.max(0, error.consumedPoints - points), retryAfterMs: Math.max(1, error.msBeforeNext), reason: 'refused' };
+      return this.#refusal(error, points);
     }
+  }
+
+  /** What a refused consume says (its points given back); anything but a refusal is thrown. */
+  async #refusal(error: unknown, points: number): Promise<PaceRefusal> {
+    if (!(error instanceof limiterClasses().RateLimiterRes)) throw error;
+    await this.#limiter.reward(this.key, points);
+    return { current: Math.max(0, error.consumedPoints - points), retryAfterMs: Math.max(1, error.msBeforeNext), reason: 'refused' };
   }
 
   /** Counts `points` more (a step used more tokens than estimated), or gives back `-points`. */
