@@ -101,6 +101,25 @@ describe('governance: RatePacer', () => {
     expect(await pacer.take(10, undefined, undefined, false, 0)).to.equal(undefined);
   });
 
+  it('waiters go in arrival order; one whose signal aborts leaves, and the next one takes its turn', async () => {
+    const pacer = new RatePacer(2, 'acme');
+    await pacer.take(2, undefined, undefined, false, 0);
+    const controller = new AbortController();
+    const order: string[] = [];
+    const first = pacer.take(1, controller.signal, undefined, true, 120_000).then(() => order.push('first'), (error: unknown) => order.push(`first: ${(error as Error).message}`));
+    const big = pacer.take(2, undefined, undefined, true, 120_000).then(() => order.push('big'));
+    const small = pacer.take(1, undefined, undefined, true, 120_000).then(() => order.push('small'));
+    await clock.tickAsync(10);
+    controller.abort(new Error('gone'));
+    await first;
+    await clock.tickAsync(60_000);
+    await big;
+    expect(order, 'the small one does not overtake the big one').to.deep.equal(['first: gone', 'big']);
+    await clock.tickAsync(60_000);
+    await small;
+    expect(order).to.deep.equal(['first: gone', 'big', 'small']);
+  });
+
   it('a new limit applies at the next take, the window kept', async () => {
     const pacer = new RatePacer(5, 'acme');
     await pacer.take(5, undefined, undefined, false, 0);
