@@ -54,6 +54,14 @@ const program = new Command()
 
 program.addHelpText('after', `\n${EXIT_CODES_HELP}`);
 
+/** The global options `kosong worker` refuses, with their flags. */
+const WORKER_REFUSES: readonly (readonly [keyof GlobalOptions, string])[] = [
+  ['maxTokens', '--max-tokens'],
+  ['temperature', '--temperature'],
+  ['session', '--session'],
+  ['json', '--json'],
+];
+
 /** The global options, and whether `--provider` was given (not its default). */
 function globalOptions(): GlobalOptions {
   return { ...program.opts<GlobalOptions>(), providerChosen: program.getOptionValueSource('provider') === 'cli' };
@@ -99,7 +107,17 @@ program
   .action(async (commandOptions: { concurrency: number }) => {
     const options = program.opts<GlobalOptions>();
     if (options.redis === undefined) fail('kosong worker needs --redis <url>');
+    // What a worker cannot honour is refused, never ignored: its turns' sessions are the submitters', its output is a log.
+    const refused = WORKER_REFUSES.filter(([key]) => options[key] !== undefined).map(([, flag]) => flag);
+    if (refused.length > 0) fail(`kosong worker: ${refused.join(', ')} ${refused.length === 1 ? 'is' : 'are'} not supported by the worker (give --model, --system, --max-steps, --allow-bash)`);
     const provider = await (await import('./provider-catalog.js')).chosenProvider(options.provider, fail);
+    const { ProviderOptionError, providerEnvironment } = await import('./cli-options.js');
+    let env: Readonly<Record<string, string | undefined>>;
+    try {
+      env = providerEnvironment(provider.name, process.env, options); // --model: <PROVIDER>_MODEL, as for a local run
+    } catch (error) {
+      fail(error instanceof ProviderOptionError ? error.message : String(error));
+    }
     const { loadRedisSupport } = await import('./redis-support.js');
     const [{ startWorker }, { describeFailure }] = await Promise.all([loadRedisSupport(() => import('./worker-command.js')), import('./cli-session.js')]);
     let worker: Awaited<ReturnType<typeof startWorker>>;
@@ -113,12 +131,12 @@ program
         allowBash: options.allowBash === true,
         systemPrompt: options.system ?? defaultSystemPrompt(),
         maxSteps: options.maxSteps,
-        env: process.env,
+        env,
       });
     } catch (error) {
       fail(missingKeyMessage(error, provider.name) ?? describeFailure(error));
     }
-    process.stdout.write(`kosong worker ${worker.id}: provider ${provider.name}, ${commandOptions.concurrency} turns at once, tools in ${process.cwd()}\n`);
+    process.stdout.write(`kosong worker ${worker.id}: provider ${provider.name}${options.model === undefined ? '' : ` (model ${options.model})`}, ${commandOptions.concurrency} turns at once, tools in ${process.cwd()}\n`);
     for (const warning of worker.warnings) process.stderr.write(`kosong worker: ${warning}\n`);
     let stopping = false;
     const stop = (): void => {

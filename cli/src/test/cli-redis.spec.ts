@@ -4,6 +4,7 @@
  */
 import { rmSync } from 'node:fs';
 import { RedisServer } from '@kosong/bullmq/testing';
+import { ChatCompletionsServer } from '@kosong/provider-openai/testing';
 import { expect } from 'chai';
 import { killLeftovers, makeWorkspace, runCli, startCli, type CliProcess, type Workspace } from './cli-harness.js';
 
@@ -67,6 +68,33 @@ describe('kosong with --redis: turns on worker processes (real redis-server)', f
     const next = await runCli(['--redis', redis.url, 'run', PROMPT], ws.cwd, { timeoutMs: 30_000 });
     expect(next.code, next.stderr).to.equal(0);
     expect(next.stdout).to.include('— 3 steps');
+  });
+
+  it('the worker runs its turns with the model of --model; it refuses flags it cannot honour (exit 2), never ignores them', async () => {
+    const server = await ChatCompletionsServer.start();
+    try {
+      const env = { OPENAI_API_KEY: 'sk-worker-model-0123456789abcdef', OPENAI_BASE_URL: server.baseURL };
+      worker = startCli(['--redis', redis.url, '--provider', 'openai', '--model', 'model-from-the-flag', 'worker'], ws.cwd, env);
+      await worker.waitForStdout(/kosong worker \S+: provider openai \(model model-from-the-flag\)/, 20_000);
+      const turn = await runCli(['--redis', redis.url, 'run', 'hi'], ws.cwd, { timeoutMs: 30_000 });
+      expect(turn.code, turn.stderr).to.equal(0);
+      expect(turn.stdout).to.include('Hello from the test server.');
+      expect((server.lastRequest.body as { model?: string }).model).to.equal('model-from-the-flag');
+    } finally {
+      await server.close();
+    }
+    for (const [args, flags] of [
+      [['--max-tokens', '5'], '--max-tokens is'],
+      [['--temperature', '0.5', '--json'], '--temperature, --json are'],
+      [['--session', 'x.jsonl'], '--session is'],
+    ] as const) {
+      const refused = await runCli(['--redis', redis.url, ...args, 'worker'], ws.cwd);
+      expect(refused.code, refused.stderr).to.equal(2);
+      expect(refused.stderr).to.include(`kosong worker: ${flags} not supported by the worker`);
+    }
+    const oneModel = await runCli(['--redis', redis.url, '--provider', 'echo', '--model', 'x', 'worker'], ws.cwd);
+    expect(oneModel.code).to.equal(2);
+    expect(oneModel.stderr).to.include('the echo provider has one model');
   });
 
   it('refuses a worker without --redis (exit 2), and a Redis that is not there fails the turn clearly (exit 1)', async () => {
