@@ -7,7 +7,7 @@ import { ContextFileError } from '@kosong/core';
  */
 export function sessionInUseMessage(error: unknown): string | undefined {
   if (!ContextFileError.isInstance(error) || error.problem !== 'locked') return undefined;
-  // The core names the holder in its message ("… in use by process 123 on host (since …): …").
-  const holder = /in use by (.+?): /.exec(error.message)?.[1] ?? 'another process';
-  return `the session ${error.path} is in use by ${holder}: one kosong at a time can use a session file; wait until that one ends, or pass another --session`;
+  const { holder } = error;
+  const who = holder === undefined ? 'another process' : `process ${holder.pid} on ${holder.host} (since ${holder.since})`;
+  return `the session ${error.path} is in use by ${who}: one kosong at a time can use a session file; wait until that one ends, or pass another --session`;
 }
