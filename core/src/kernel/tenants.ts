@@ -269,7 +269,7 @@ export class Tenants {
    * (`module`, `modules`) gets the plugins' class-bound services created for it right away (any
    * tenant gets the tenant-only ones), so a dependency it lacks fails here.
    *
-   * @throws {KernelError} if the id is taken, or a module binds `StepHooks` (give tenant hooks with
+   * @throws TypeError for bad `limits` (see `TenantLimits`); {@link KernelError} if the id is taken, or a module binds `StepHooks` (give tenant hooks with
    * `hooks`); {@link UnknownProviderError} for an unknown provider name; {@link PluginError} if a
    * plugin's service cannot be created with the tenant's bindings (naming the plugin and the chain).
    */
