@@ -1,0 +1,20 @@
+/**
+ * `@kosong/server`: the AI SDK's UI message stream (what `useChat` speaks) over HTTP, for the agents
+ * of a kosong kernel, per tenant. {@link createChatHandler} is the endpoint as a Web `Request` →
+ * `Response` function; {@link createServer} mounts it on Fastify 5.
+ *
+ * @module
+ */
+export { apiKeyAuth, hashApiKey, presentedApiKey, type ApiKeyEntry, type Authenticate } from './auth.js';
+export {
+  createChatHandler,
+  DEFAULT_MAX_BODY_BYTES,
+  DEFAULT_MAX_TURN_BUFFER_BYTES,
+  UI_MESSAGE_STREAM_HEADERS,
+  type ChatHandler,
+  type ChatHandlerOptions,
+} from './chat-handler.js';
+export { ChatRequestError, parseChatRequest, type ChatRequest } from './chat-request.js';
+export { directorySessions, isValidChatId, memorySessions, type ChatSessions } from './sessions.js';
+export { createServer, mountChatHandler, type ServerOptions } from './server.js';
+export { SSE_DONE, sseFrame, UiChunkWriter, type ChatMessageMetadata, type UiFinishReason, type UiMessageChunk } from './ui-chunks.js';

@@ -1,0 +1,68 @@
+import { Readable } from 'node:stream';
+import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
+
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+
+import { createChatHandler, type ChatHandler, type ChatHandlerOptions } from './chat-handler.js';
+
+/** Options of {@link createServer}: the handler's, and Fastify's own. */
+export interface ServerOptions extends ChatHandlerOptions {
+  /** Options of the Fastify instance (`logger`, `trustProxy`, …). */
+  readonly fastify?: FastifyServerOptions;
+}
+
+/**
+ * A Fastify 5 server that serves the chat handler ({@link createChatHandler}) on every path: the
+ * handler routes (and answers 404 and 405) itself. Request bodies are not parsed by Fastify: the
+ * handler reads them, up to its `maxBodyBytes`. Closing the server (`await app.close()`) closes the
+ * handler: running turns are aborted, the sessions closed.
+ *
+ * @example
+ * const app = createServer({ kernel, auth: apiKeyAuth([{ sha256: hashApiKey(key), tenant: 'acme' }]) });
+ * await app.listen({ port: 3000, host: '127.0.0.1' });
+ */
+export function createServer(options: ServerOptions): FastifyInstance {
+  const { fastify: fastifyOptions, ...handlerOptions } = options;
+  const handler = createChatHandler(handlerOptions);
+  return mountChatHandler(Fastify(fastifyOptions), handler);
+}
+
+/**
+ * Mounts a chat handler on a Fastify instance, on every path and method (a plugin of its own,
+ * whose content-type parsers leave bodies unread), and closes it with the instance.
+ */
+export function mountChatHandler(app: FastifyInstance, handler: ChatHandler): FastifyInstance {
+  void app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', (_request, _payload, done) => done(null));
+    scope.route({
+      method: ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'],
+      url: '/*',
+      handler: (request, reply) => serve(handler, request, reply),
+    });
+  });
+  app.addHook('onClose', () => handler.close());
+  return app;
+}
+
+/** Runs the handler on a Fastify request: the Node request as a Web `Request`, the `Response` sent back as it streams. */
+async function serve(handler: ChatHandler, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  const raw = request.raw;
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(raw.headers)) {
+    if (value === undefined) continue;
+    for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one);
+  }
+  const hasBody = request.method !== 'GET' && request.method !== 'HEAD';
+  const url = `http://${headers.get('host') ?? 'localhost'}${raw.url ?? '/'}`;
+  const webRequest = new Request(url, {
+    method: request.method,
+    headers,
+    ...(hasBody ? { body: Readable.toWeb(raw) as ReadableStream<Uint8Array>, duplex: 'half' } : {}),
+  } as RequestInit);
+  const response = await handler(webRequest);
+  reply.status(response.status);
+  response.headers.forEach((value, name) => void reply.header(name, value));
+  if (response.body === null) return reply.send();
+  return reply.send(Readable.fromWeb(response.body as NodeReadableStream<Uint8Array>));
+}

@@ -1,0 +1,234 @@
+import { randomUUID } from 'node:crypto';
+
+import { inputTokens, totalTokens, type AgentEvent, type AgentTurnResult, type FinishReason, type TokenUsage, type ToolResult } from '@kosong/core';
+
+/** The message metadata of the `finish` chunk: the turn's usage and how it ended. */
+export interface ChatMessageMetadata {
+  /** Tokens of the whole turn (every step). */
+  readonly usage: {
+    readonly inputTokens: number;
+    readonly outputTokens: number;
+    readonly totalTokens: number;
+    /** Input tokens read from the provider's prompt cache (part of `inputTokens`). */
+    readonly cachedInputTokens: number;
+    /** Input tokens written to the provider's prompt cache (part of `inputTokens`). */
+    readonly cacheCreationInputTokens: number;
+  };
+  /** Why the turn ended (`AgentStopReason` of `@kosong/core`). */
+  readonly stopReason: AgentTurnResult['stopReason'];
+  /** How many steps the turn ran. */
+  readonly steps: number;
+}
+
+/** The finish reasons of the AI SDK's UI message stream. */
+export type UiFinishReason = 'stop' | 'length' | 'content-filter' | 'tool-calls' | 'error' | 'other';
+
+/**
+ * The chunks of the AI SDK's UI message stream v1 that this server sends: a subset of the AI SDK's
+ * `UIMessageChunk` (`ai` 6), with the same fields. Tool parts are sent as dynamic tools
+ * (`dynamic: true`): the client gets `dynamic-tool` parts, whatever tools it knows of.
+ */
+export type UiMessageChunk =
+  | { readonly type: 'start'; readonly messageId?: string; readonly messageMetadata?: unknown }
+  | { readonly type: 'start-step' }
+  | { readonly type: 'finish-step' }
+  | { readonly type: 'text-start'; readonly id: string }
+  | { readonly type: 'text-delta'; readonly id: string; readonly delta: string }
+  | { readonly type: 'text-end'; readonly id: string }
+  | { readonly type: 'reasoning-start'; readonly id: string }
+  | { readonly type: 'reasoning-delta'; readonly id: string; readonly delta: string }
+  | { readonly type: 'reasoning-end'; readonly id: string }
+  | { readonly type: 'tool-input-start'; readonly toolCallId: string; readonly toolName: string; readonly dynamic: true }
+  | { readonly type: 'tool-input-delta'; readonly toolCallId: string; readonly inputTextDelta: string }
+  | { readonly type: 'tool-input-available'; readonly toolCallId: string; readonly toolName: string; readonly input: unknown; readonly dynamic: true }
+  | { readonly type: 'tool-output-available'; readonly toolCallId: string; readonly output: unknown; readonly dynamic: true }
+  | { readonly type: 'tool-output-error'; readonly toolCallId: string; readonly errorText: string; readonly dynamic: true }
+  | { readonly type: 'finish'; readonly finishReason?: UiFinishReason; readonly messageMetadata?: unknown }
+  | { readonly type: 'error'; readonly errorText: string }
+  | { readonly type: 'abort'; readonly reason?: string };
+
+/** One chunk as a server-sent event: `data: <json>\n\n`. */
+export function sseFrame(chunk: UiMessageChunk): string {
+  return `data: ${JSON.stringify(chunk)}\n\n`;
+}
+
+/** The frame that ends a UI message stream. */
+export const SSE_DONE = 'data: [DONE]\n\n';
+
+/**
+ * Turns the events of one agent turn into UI message chunks, in order: `start`, then per step
+ * `start-step`, its text, reasoning and tool parts, `finish-step`; then `finish` (or `error`, or
+ * `abort`). A part is closed (`text-end`, `reasoning-end`) when another kind of part follows it,
+ * when its step ends, and when the turn ends.
+ */
+export class UiChunkWriter {
+  private open: { readonly type: 'text' | 'reasoning'; readonly id: string } | undefined;
+  /** The tool call whose arguments are streaming. */
+  private streamingCall: string | undefined;
+  private inStep = false;
+  private lastFinish: FinishReason | undefined;
+
+  constructor(private readonly send: (chunk: UiMessageChunk) => void) {}
+
+  /** The first chunk. */
+  start(messageId: string): void {
+    this.send({ type: 'start', messageId });
+  }
+
+  /** Translates one agent event. */
+  event(event: AgentEvent): void {
+    switch (event.type) {
+      case 'step_start':
+        if (!this.inStep) {
+          this.inStep = true;
+          this.send({ type: 'start-step' });
+        }
+        return;
+      case 'part':
+        this.part(event.part);
+        return;
+      case 'tool_call': {
+        this.closePart();
+        if (this.streamingCall === event.toolCall.id) this.streamingCall = undefined;
+        const call = event.toolCall;
+        this.send({ type: 'tool-input-available', toolCallId: call.id, toolName: call.function.name, input: parseInput(call.function.arguments), dynamic: true });
+        return;
+      }
+      case 'tool_result':
+        this.toolResult(event.result);
+        return;
+      case 'retry':
+        // What the failed attempt streamed stays in the UI message (a stream cannot take chunks back); its step goes on.
+        this.closePart();
+        this.streamingCall = undefined;
+        return;
+      case 'step_end':
+        this.lastFinish = event.finishReason;
+        this.endStep();
+        return;
+      default:
+        // approval_request and approval_decision: approvals over HTTP are not there yet.
+        return;
+    }
+  }
+
+  /** The last chunk of a turn that returned. */
+  finish(result: AgentTurnResult): void {
+    this.endStep();
+    const metadata: ChatMessageMetadata = { usage: usageMetadata(result.usage), stopReason: result.stopReason, steps: result.steps };
+    const finishReason: UiFinishReason = result.stopReason === 'no_tool_calls' ? uiFinishReason(this.lastFinish) : result.stopReason === 'max_steps' ? 'tool-calls' : 'other';
+    this.send({ type: 'finish', finishReason, messageMetadata: metadata });
+  }
+
+  /** The last chunk of a turn that failed. */
+  error(errorText: string): void {
+    this.endStep();
+    this.send({ type: 'error', errorText });
+  }
+
+  /** The last chunk of a turn that was aborted. */
+  abort(reason: string): void {
+    this.endStep();
+    this.send({ type: 'abort', reason });
+  }
+
+  private part(part: Extract<AgentEvent, { type: 'part' }>['part']): void {
+    switch (part.type) {
+      case 'text':
+        if (part.text !== '') this.delta('text', part.text);
+        return;
+      case 'think':
+        if (part.think !== '') this.delta('reasoning', part.think);
+        if (part.encrypted !== undefined && this.open?.type === 'reasoning') this.closePart(); // a signature closes the thinking
+        return;
+      case 'function':
+        this.closePart();
+        this.streamingCall = part.id;
+        this.send({ type: 'tool-input-start', toolCallId: part.id, toolName: part.function.name, dynamic: true });
+        if (part.function.arguments) this.send({ type: 'tool-input-delta', toolCallId: part.id, inputTextDelta: part.function.arguments });
+        return;
+      case 'tool_call_part':
+        if (this.streamingCall !== undefined && part.argumentsPart) this.send({ type: 'tool-input-delta', toolCallId: this.streamingCall, inputTextDelta: part.argumentsPart });
+        return;
+      default:
+        // Media parts from the model (images, audio, video) are not sent yet.
+        return;
+    }
+  }
+
+  private delta(type: 'text' | 'reasoning', delta: string): void {
+    if (this.open?.type !== type) {
+      this.closePart();
+      this.streamingCall = undefined;
+      const id = randomUUID();
+      this.open = { type, id };
+      this.send(type === 'text' ? { type: 'text-start', id } : { type: 'reasoning-start', id });
+    }
+    const id = this.open.id;
+    this.send(type === 'text' ? { type: 'text-delta', id, delta } : { type: 'reasoning-delta', id, delta });
+  }
+
+  private toolResult(result: ToolResult): void {
+    if (result.deferred === true) return; // waits for approval: not a result
+    const value = result.returnValue;
+    if (value.isError) {
+      const output = typeof value.output === 'string' ? value.output : '';
+      this.send({ type: 'tool-output-error', toolCallId: result.toolCallId, errorText: [value.message, output].filter((text) => text !== '').join('\n') || 'The tool call failed', dynamic: true });
+    } else {
+      this.send({ type: 'tool-output-available', toolCallId: result.toolCallId, output: value.output, dynamic: true });
+    }
+  }
+
+  private closePart(): void {
+    const open = this.open;
+    if (open === undefined) return;
+    this.open = undefined;
+    this.send(open.type === 'text' ? { type: 'text-end', id: open.id } : { type: 'reasoning-end', id: open.id });
+  }
+
+  private endStep(): void {
+    this.closePart();
+    this.streamingCall = undefined;
+    if (this.inStep) {
+      this.inStep = false;
+      this.send({ type: 'finish-step' });
+    }
+  }
+}
+
+/** A tool call's arguments as the UI's input: the parsed JSON, `{}` for none, the raw text if it is not JSON. */
+function parseInput(args: string | null): unknown {
+  if (args === null || args.trim() === '') return {};
+  try {
+    return JSON.parse(args) as unknown;
+  } catch {
+    return args;
+  }
+}
+
+function uiFinishReason(reason: FinishReason | undefined): UiFinishReason {
+  switch (reason) {
+    case 'stop':
+      return 'stop';
+    case 'tool_calls':
+      return 'tool-calls';
+    case 'length':
+      return 'length';
+    case 'content_filter':
+      return 'content-filter';
+    case undefined:
+      return 'stop';
+    default:
+      return 'other';
+  }
+}
+
+function usageMetadata(usage: TokenUsage): ChatMessageMetadata['usage'] {
+  return {
+    inputTokens: inputTokens(usage),
+    outputTokens: usage.output,
+    totalTokens: totalTokens(usage),
+    cachedInputTokens: usage.inputCacheRead,
+    cacheCreationInputTokens: usage.inputCacheCreation,
+  };
+}
