@@ -53,7 +53,8 @@ export class CallBudgets {
   ) {}
 }
 
-const NO_SETTINGS: ToolRunSettings = { context: undefined, inScope: undefined };
+/** The settings of a step that needs none: every field present, in the order a step's own settings have them (one shape for both). */
+const NO_SETTINGS: ToolRunSettings = { context: undefined, inScope: undefined, ledger: undefined, content: undefined, callBudgets: undefined, deadline: undefined };
 
 const NO_CONTENT: readonly ContentPart[] = Object.freeze([]);
 
