@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 
@@ -58,11 +59,43 @@ async function serve(handler: ChatHandler, request: FastifyRequest, reply: Fasti
   const webRequest = new Request(url, {
     method: request.method,
     headers,
-    ...(hasBody ? { body: Readable.toWeb(raw) as ReadableStream<Uint8Array>, duplex: 'half' } : {}),
+    ...(hasBody ? { body: bodyStream(raw), duplex: 'half' } : {}),
   } as RequestInit);
   const response = await handler(webRequest);
   reply.status(response.status);
   response.headers.forEach((value, name) => void reply.header(name, value));
   if (response.body === null) return reply.send();
   return reply.send(Readable.fromWeb(response.body as NodeReadableStream<Uint8Array>));
+}
+
+/**
+ * A Node request body as a Web stream that pulls (the request is paused while the stream is full).
+ * Cancelled (a body over the limit), the rest of the body is read and dropped, so that the
+ * response still reaches the client. (`Readable.toWeb` throws an uncaught error on Node 20 when
+ * data arrives after a cancel.)
+ */
+function bodyStream(raw: IncomingMessage): ReadableStream<Uint8Array> {
+  let cancelled = false;
+  return new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        raw.on('data', (chunk: Buffer) => {
+          if (cancelled) return;
+          controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+          if ((controller.desiredSize ?? 0) <= 0) raw.pause();
+        });
+        raw.once('end', () => void (cancelled || controller.close()));
+        raw.once('error', (error) => void (cancelled || controller.error(error)));
+        raw.pause();
+      },
+      pull() {
+        raw.resume();
+      },
+      cancel() {
+        cancelled = true;
+        raw.resume();
+      },
+    },
+    { highWaterMark: 65536, size: (chunk) => chunk.byteLength },
+  );
 }

@@ -92,10 +92,10 @@ export class NodeChat extends AbstractChat<UIMessage> {
 }
 
 /** A POST to a test server with a raw body. */
-export function post(server: TestServer, body: string, key: string | undefined = KEYS.acme, path = '/api/chat'): Promise<Response> {
+export function post(server: TestServer, body: string, key: string | null = KEYS.acme, path = '/api/chat'): Promise<Response> {
   return fetch(`${server.url}${path}`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', ...(key === undefined ? {} : { authorization: `Bearer ${key}` }) },
+    headers: { 'content-type': 'application/json', ...(key === null ? {} : { authorization: `Bearer ${key}` }) },
     body,
   });
 }
