@@ -52,6 +52,11 @@ export interface ChatHandlerOptions {
    * one that says less when errors may carry what a client should not see.
    */
   readonly errorText?: (error: unknown) => string;
+  /**
+   * Told of a request that failed on the server (a 500: an `authenticate` that threw, a session
+   * that could not be opened, …), whose response says only that it failed. Default: one line on stderr.
+   */
+  readonly onError?: (error: unknown, request: Request) => void;
 }
 
 /**
@@ -82,7 +87,8 @@ interface Chat {
  *
  * Errors are JSON (`{ "error": { "code", "message" } }`): 401 without a known key, 400 for a body
  * that is not JSON or not a `useChat` request and for a bad chat id, 404 for another path, 405 for
- * another method, 409 when the chat has a turn running, 413 for a body over `maxBodyBytes`.
+ * another method, 409 when the chat has a turn running, 413 for a body over `maxBodyBytes`, 500
+ * (saying no more; `onError` is told why) when the server failed, 503 once closed.
  *
  * The turn runs to its end whatever happens to the response: a client that goes away leaves it
  * running, its chunks resumable. Only {@link ChatHandler.close} aborts it.
@@ -94,6 +100,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const maxTurnBufferBytes = options.maxTurnBufferBytes ?? DEFAULT_MAX_TURN_BUFFER_BYTES;
   const errorText = options.errorText ?? defaultErrorText;
+  const onError = options.onError ?? ((error: unknown, request: Request) => console.error(`[kosong/server] ${request.method} ${new URL(request.url).pathname} failed: ${defaultErrorText(error)}`));
   const agentOptions = options.agent ?? { systemPrompt: '' };
   const chats = new Map<string, Promise<Chat>>();
   const running = new Set<Promise<void>>();
@@ -182,7 +189,12 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
       if (!isValidChatId(route.chatId)) return jsonError(400, 'bad_chat_id', 'The chat id must be 1 to 128 letters, digits, "_", "-" or "." (not first)');
       return await resume(tenant, route.chatId);
     } catch (error) {
-      return jsonError(500, 'internal', `The request failed: ${defaultErrorText(error)}`);
+      try {
+        onError(error, request);
+      } catch {
+        // a report; the response is the same
+      }
+      return jsonError(500, 'internal', 'The request failed on the server');
     }
   };
 

@@ -33,16 +33,27 @@ export function createServer(options: ServerOptions): FastifyInstance {
  * whose content-type parsers leave bodies unread), and closes it with the instance.
  */
 export function mountChatHandler(app: FastifyInstance, handler: ChatHandler): FastifyInstance {
+  const responses = new Set<Promise<void>>();
   void app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', (_request, _payload, done) => done(null));
     scope.route({
       method: ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'],
       url: '/*',
-      handler: (request, reply) => serve(handler, request, reply),
+      handler: (request, reply) => {
+        const sent = new Promise<void>((resolve) => reply.raw.once('close', resolve));
+        responses.add(sent);
+        void sent.then(() => responses.delete(sent));
+        return serve(handler, request, reply);
+      },
     });
   });
-  app.addHook('onClose', () => handler.close());
+  // Before the server waits for its connections: the running turns are aborted, and once their
+  // streams are sent, the connections are idle, and Fastify closes them (not the clients' keep-alive).
+  app.addHook('preClose', async () => {
+    await handler.close();
+    await Promise.all([...responses]);
+  });
   return app;
 }
 

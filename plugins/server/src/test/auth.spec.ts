@@ -88,8 +88,10 @@ describe('@kosong/server: authentication and tenant isolation', () => {
   });
 
   it('a user-supplied authenticate decides the tenant; one that throws is a 500, never a pass', async () => {
+    const errors: unknown[] = [];
     const app = createServer({
       kernel: server.kernel,
+      onError: (error) => errors.push(error),
       auth: (request) => {
         const user = request.headers.get('x-user');
         if (user === 'boom') throw new Error('directory down');
@@ -110,6 +112,7 @@ describe('@kosong/server: authentication and tenant isolation', () => {
       const broken = await fetch(url, { method: 'POST', headers: { 'x-user': 'boom' }, body: chatBody('c', 'text: hi') });
       expect(broken.status).to.equal(500);
       expect(((await broken.json()) as { error: { code: string } }).error.code).to.equal('internal');
+      expect(errors.map(String)).to.deep.equal(['Error: directory down']);
       expect(globexProvider.requests).to.have.length(1);
     } finally {
       await app.close();
