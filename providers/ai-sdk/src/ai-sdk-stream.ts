@@ -113,6 +113,9 @@ export class AiSdkStream implements StreamedMessage {
   }
 }
 
+/** What one read of the model's stream gives. */
+type ReadResult = Awaited<ReturnType<ReadableStreamDefaultReader<unknown>['read']>>;
+
 const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
 
 /**
@@ -140,8 +143,35 @@ class PartReader implements AsyncIterator<StreamedMessagePart, undefined> {
 
   next(): Promise<IteratorResult<StreamedMessagePart, undefined>> {
     if (this.#index < this.#out.length) return Promise.resolve({ done: false, value: this.#out[this.#index++]! });
-    return this.#more();
+    if (this.#failure !== undefined || this.#closed || this.#source.signal?.aborted) return this.#more();
+    // The usual path, one read and its conversion as a reaction (no async frame per part); a read
+    // that fails, the end, a stop or a conversion that throws take the loop below.
+    this.#out.length = 0;
+    this.#index = 0;
+    this.#source.timer.waiting = true;
+    return this.#reader.read().then(this.#onRead, this.#onReadError);
   }
+
+  readonly #onRead = (read: ReadResult): IteratorResult<StreamedMessagePart, undefined> | Promise<IteratorResult<StreamedMessagePart, undefined>> => {
+    const { timer, converter } = this.#source;
+    timer.waiting = false;
+    timer.received();
+    if (read.done || this.#stopped() !== undefined) return this.#more(read);
+    const out = this.#out;
+    try {
+      converter.push(read.value, out);
+    } catch (error) {
+      return this.#more(undefined, { error });
+    }
+    return out.length > 0 ? { done: false, value: out[this.#index++]! } : this.next();
+  };
+
+  readonly #onReadError = (error: unknown): Promise<IteratorResult<StreamedMessagePart, undefined>> => {
+    const { timer } = this.#source;
+    timer.waiting = false;
+    timer.received();
+    return this.#more(undefined, undefined, { error });
+  };
 
   /** The consumer left the loop: the request is aborted unless the stream was read to its end. */
   return(): Promise<IteratorResult<StreamedMessagePart, undefined>> {
@@ -149,25 +179,45 @@ class PartReader implements AsyncIterator<StreamedMessagePart, undefined> {
     return Promise.resolve(DONE);
   }
 
-  async #more(): Promise<IteratorResult<StreamedMessagePart, undefined>> {
+  /**
+   * The read loop. `made`: a read the fast path made (its parts not converted yet); `converting`: the
+   * error its conversion threw; `readFailure`: the error its read rejected with.
+   */
+  async #more(
+    made?: ReadResult,
+    converting?: { readonly error: unknown },
+    readFailure?: { readonly error: unknown },
+  ): Promise<IteratorResult<StreamedMessagePart, undefined>> {
     const { signal, timer, converter } = this.#source;
     const out = this.#out;
+    let given = made;
     try {
+      if (readFailure !== undefined) throw await this.#fail(readFailure.error);
+      if (converting !== undefined) {
+        // the parts before the failing one come first
+        this.#failure = { error: await this.#fail(converting.error) };
+        if (out.length > 0) return { done: false, value: out[this.#index++]! };
+      }
       if (this.#failure !== undefined) throw this.#failure.error;
       if (this.#closed) return DONE;
       for (;;) {
-        out.length = 0;
-        this.#index = 0;
-        if (signal?.aborted) throw signal.reason;
-        let read: Awaited<ReturnType<ReadableStreamDefaultReader<unknown>['read']>>;
-        timer.waiting = true;
-        try {
-          read = await this.#reader.read();
-        } catch (error) {
-          throw await this.#fail(error);
-        } finally {
-          timer.waiting = false;
-          timer.received();
+        let read: ReadResult;
+        if (given !== undefined) {
+          read = given;
+          given = undefined;
+        } else {
+          out.length = 0;
+          this.#index = 0;
+          if (signal?.aborted) throw signal.reason;
+          timer.waiting = true;
+          try {
+            read = await this.#reader.read();
+          } catch (error) {
+            throw await this.#fail(error);
+          } finally {
+            timer.waiting = false;
+            timer.received();
+          }
         }
         const stop = this.#stopped();
         if (stop !== undefined) throw stop;
