@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 
 import type { Agent, Kernel, KernelAgentOptions } from '@kosong/core';
+import { checkKnownOptions, type KnownOptions } from '@kosong/core/kernel';
 
 import type { Authenticate } from './auth.js';
 import { ChatRequestError, parseChatRequest } from './chat-request.js';
@@ -94,6 +95,7 @@ interface Chat {
  * running, its chunks resumable. Only {@link ChatHandler.close} aborts it.
  */
 export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
+  checkHandlerOptions(options);
   const { kernel, auth } = options;
   const sessions = options.sessions ?? memorySessions();
   const base = (options.path ?? '/api/chat').replace(/\/+$/, '');
@@ -263,4 +265,26 @@ function jsonError(status: number, code: string, message: string, headers: Recor
 
 function defaultErrorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+const HANDLER_OPTIONS: KnownOptions<ChatHandlerOptions> = {
+  kernel: true,
+  auth: true,
+  sessions: true,
+  agent: true,
+  path: true,
+  maxBodyBytes: true,
+  maxTurnBufferBytes: true,
+  errorText: true,
+  onError: true,
+};
+
+/** Refuses what the handler would not honour: an unknown option, no auth, a size that is no positive integer. */
+function checkHandlerOptions(options: ChatHandlerOptions): void {
+  checkKnownOptions('createChatHandler', options, HANDLER_OPTIONS);
+  if (typeof options.auth !== 'function') throw new TypeError('createChatHandler: auth must be a function (apiKeyAuth(...) or your own authenticate)');
+  for (const name of ['maxBodyBytes', 'maxTurnBufferBytes'] as const) {
+    const value = options[name];
+    if (value !== undefined && (!Number.isSafeInteger(value) || value <= 0)) throw new TypeError(`createChatHandler: ${name} must be a positive integer of bytes, got ${String(value)}`);
+  }
 }

@@ -63,6 +63,16 @@ describe('@kosong/server: the framework-neutral handler (Request → Response, n
     }
   });
 
+  it('refuses an option it does not know, no auth, or a size that is no positive integer (fail closed)', () => {
+    const auth = apiKeyAuth([{ sha256: hashApiKey('k'), tenant: 'acme' }]);
+    expect(() => createChatHandler({ kernel, auth, maxBodyByte: 10 } as never)).to.throw(TypeError, /unknown option "maxBodyByte"/);
+    expect(() => createChatHandler({ kernel } as never)).to.throw(TypeError, /auth must be a function/);
+    for (const bad of [0, -1, 1.5, Number.NaN, '10']) {
+      expect(() => createChatHandler({ kernel, auth, maxBodyBytes: bad as number })).to.throw(TypeError, /maxBodyBytes must be a positive integer/);
+      expect(() => createChatHandler({ kernel, auth, maxTurnBufferBytes: bad as number })).to.throw(TypeError, /maxTurnBufferBytes must be a positive integer/);
+    }
+  });
+
   it('once closed, requests get a 503', async () => {
     await handler.close();
     const response = await handler(new Request('http://localhost/v1/chat', { method: 'POST', headers: { authorization: 'Bearer k' }, body: chatBody('h2', 'text: hi') }));
