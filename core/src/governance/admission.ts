@@ -11,6 +11,7 @@ import type { Tool } from '../tooling/tool.js';
 import type { ToolResult } from '../tooling/tool-result.js';
 import type { ToolContext, Toolset } from '../tooling/toolset.js';
 import { ConcurrencyGate } from './concurrency-gate.js';
+import type { CapGate, CapKind, LimitStore, Pacer, PaceKind } from './limit-store.js';
 import { TenantBudgetExceededError, TenantLimitError, type TenantLimitName } from './limit-errors.js';
 import type { Pricing } from './pricing.js';
 import { RatePacer, type PaceRefusal } from './rate-pacer.js';
@@ -22,6 +23,8 @@ import { periodOf, type UsageLedger } from './usage-ledger.js';
 export interface GovernorHost {
   readonly ledger: UsageLedger;
   readonly pricing: Pricing;
+  /** Where caps and pacing are counted (`undefined`: in memory, this process). */
+  readonly limitStore: LimitStore | undefined;
 }
 
 /** A step's request, as admission reads it. @internal */
@@ -46,10 +49,12 @@ export interface Admission {
  */
 export class TenantGovernor {
   #limits: TenantLimits;
-  #steps: ConcurrencyGate | undefined;
-  #toolCalls: ConcurrencyGate | undefined;
-  #requests: RatePacer | undefined;
-  #tokens: RatePacer | undefined;
+  #steps: CapGate | undefined;
+  #toolCalls: CapGate | undefined;
+  #requests: Pacer | undefined;
+  #tokens: Pacer | undefined;
+  /** Counted in this process (no shared store): a gate answers `tryAcquire` synchronously. */
+  readonly #local: boolean;
   readonly #toolsets = new WeakMap<Toolset, Toolset>();
   #closed: unknown;
   /** Aborted by {@link TenantGovernor.close}: ends the pacing waits. */
@@ -61,6 +66,7 @@ export class TenantGovernor {
     private readonly host: GovernorHost,
   ) {
     this.#limits = limits;
+    this.#local = host.limitStore === undefined;
     this.setLimits(limits);
   }
 
@@ -92,11 +98,28 @@ export class TenantGovernor {
     this.#limits = limits;
     const { maxConcurrentSteps, maxConcurrentToolCalls, requestsPerMinute, tokensPerMinute } = limits;
     if (this.#steps) this.#steps.setCap(maxConcurrentSteps);
-    else if (maxConcurrentSteps !== undefined) this.#steps = new ConcurrencyGate(maxConcurrentSteps);
+    else if (maxConcurrentSteps !== undefined) this.#steps = this.#gate('steps', maxConcurrentSteps);
     if (this.#toolCalls) this.#toolCalls.setCap(maxConcurrentToolCalls);
-    else if (maxConcurrentToolCalls !== undefined) this.#toolCalls = new ConcurrencyGate(maxConcurrentToolCalls);
-    this.#requests = pacer(this.#requests, requestsPerMinute, `${this.tenant}:requests`);
-    this.#tokens = pacer(this.#tokens, tokensPerMinute, `${this.tenant}:tokens`);
+    else if (maxConcurrentToolCalls !== undefined) this.#toolCalls = this.#gate('toolCalls', maxConcurrentToolCalls);
+    this.#requests = this.#pacer(this.#requests, requestsPerMinute, 'requests');
+    this.#tokens = this.#pacer(this.#tokens, tokensPerMinute, 'tokens');
+  }
+
+  /** A gate of the store (in memory without one). */
+  #gate(kind: CapKind, cap: number): CapGate {
+    const store = this.host.limitStore;
+    return store === undefined ? new ConcurrencyGate(cap) : store.capGate(this.tenant, kind, cap);
+  }
+
+  /** The pacer of `kind` with limit `max` (kept, with its window, when the limit changes), or none. */
+  #pacer(current: Pacer | undefined, max: number | undefined, kind: PaceKind): Pacer | undefined {
+    if (max === undefined) return undefined;
+    if (current !== undefined) {
+      current.setMax(max);
+      return current;
+    }
+    const store = this.host.limitStore;
+    return store === undefined ? new RatePacer(max, `${this.tenant}:${kind}`) : store.pacer(this.tenant, kind, max);
   }
 
   /**
@@ -122,10 +145,10 @@ export class TenantGovernor {
    */
   admit(request: AdmissionRequest): Admission | Promise<Admission> {
     // Only caps, and room under them: admitted at once, without a promise.
-    if (this.#closed === undefined && this.#requests === undefined && this.#tokens === undefined && this.#limits.budget === undefined && request.signal?.aborted !== true) {
+    if (this.#local && this.#closed === undefined && this.#requests === undefined && this.#tokens === undefined && this.#limits.budget === undefined && request.signal?.aborted !== true) {
       const steps = this.#steps;
       if (steps === undefined) return this.#admitted(undefined, undefined, 0);
-      if (steps.tryAcquire()) return this.#admitted(steps, undefined, 0);
+      if (steps.tryAcquire() === true) return this.#admitted(steps, undefined, 0);
     }
     return this.#admit(request);
   }
@@ -140,14 +163,15 @@ export class TenantGovernor {
     if (signal?.aborted) throw signal.reason;
     // A gate kept after its cap was lifted still counts (so that a cap set again counts what runs).
     const steps = this.#steps;
-    if (steps && !steps.tryAcquire()) {
+    const taken = steps?.tryAcquire();
+    if (steps && taken !== true && (taken === false || !(await taken))) {
       const refusal = (reason: 'refused' | 'timeout'): TenantLimitError => this.#capError('maxConcurrentSteps', steps, reason);
       if (!wait) throw refusal('refused');
       await steps.acquire(signal, maxWaitMs, () => refusal('timeout'));
     }
     // From here on a failure gives the place back.
-    let requests: RatePacer | undefined;
-    let tokens: RatePacer | undefined;
+    let requests: Pacer | undefined;
+    let tokens: Pacer | undefined;
     let estimate = 0;
     try {
       const requestPacer = this.#requests;
@@ -177,7 +201,7 @@ export class TenantGovernor {
   }
 
   /** An admitted step, holding a place of `steps` (if any) and `estimate` tokens of `tokens` (if any). */
-  #admitted(steps: ConcurrencyGate | undefined, tokens: RatePacer | undefined, estimate: number): Admission {
+  #admitted(steps: CapGate | undefined, tokens: Pacer | undefined, estimate: number): Admission {
     let ended = false;
     return {
       end: (usage) => {
@@ -202,11 +226,11 @@ export class TenantGovernor {
     if (spent >= budget.usd) throw new TenantBudgetExceededError({ ...fields, spentUsd: spent, reason: 'spent' });
   }
 
-  #capError(limit: TenantLimitName, gate: ConcurrencyGate, reason: 'refused' | 'timeout'): TenantLimitError {
+  #capError(limit: TenantLimitName, gate: CapGate, reason: 'refused' | 'timeout'): TenantLimitError {
     return new TenantLimitError({ tenant: this.tenant, limit, max: gate.cap ?? 0, current: gate.active, retryAfterMs: undefined, reason });
   }
 
-  #paceError(limit: TenantLimitName, pacer: RatePacer, refused: PaceRefusal, requested: number | undefined): TenantLimitError {
+  #paceError(limit: TenantLimitName, pacer: Pacer, refused: PaceRefusal, requested: number | undefined): TenantLimitError {
     return new TenantLimitError({
       tenant: this.tenant,
       limit,
@@ -237,13 +261,18 @@ export class TenantGovernor {
     const handle = (call: ToolCall, context: ToolContext<C>): ToolResult | Promise<ToolResult> => {
       const gate = this.#toolCalls;
       if (gate === undefined) return inner.handle(call, context);
-      if (gate.tryAcquire()) return holding(gate, () => inner.handle(call, context));
-      const limits = this.#limits;
-      const refusal = (reason: 'refused' | 'timeout'): TenantLimitError => this.#capError('maxConcurrentToolCalls', gate, reason);
-      if (limits.onLimit === 'refuse') throw refusal('refused');
-      return gate
-        .acquire(context.signal, limits.maxWaitMs ?? DEFAULT_LIMIT_MAX_WAIT_MS, () => refusal('timeout'))
-        .then(() => holding(gate, () => inner.handle(call, context)));
+      const run = (): ToolResult | Promise<ToolResult> => holding(gate, () => inner.handle(call, context));
+      const taken = gate.tryAcquire();
+      if (taken === true) return run();
+      // Over the cap (or, with a shared store, not known yet): refused, or queued.
+      const overCap = (): Promise<ToolResult> => {
+        const limits = this.#limits;
+        const refusal = (reason: 'refused' | 'timeout'): TenantLimitError => this.#capError('maxConcurrentToolCalls', gate, reason);
+        if (limits.onLimit === 'refuse') throw refusal('refused');
+        return gate.acquire(context.signal, limits.maxWaitMs ?? DEFAULT_LIMIT_MAX_WAIT_MS, () => refusal('timeout')).then(run);
+      };
+      if (taken === false) return overCap();
+      return taken.then((ok) => (ok ? run() : overCap()));
     };
     const governed: Toolset<C> = {
       get tools() {
@@ -258,7 +287,7 @@ export class TenantGovernor {
 }
 
 /** Runs `run` holding a place of `gate`, and gives it back when what it returns settles (or it throws). */
-function holding(gate: ConcurrencyGate, run: () => ToolResult | Promise<ToolResult>): ToolResult | Promise<ToolResult> {
+function holding(gate: CapGate, run: () => ToolResult | Promise<ToolResult>): ToolResult | Promise<ToolResult> {
   let result: ToolResult | Promise<ToolResult>;
   try {
     result = run();
@@ -271,13 +300,6 @@ function holding(gate: ConcurrencyGate, run: () => ToolResult | Promise<ToolResu
     return result;
   }
   return (result as Promise<ToolResult>).finally(() => gate.release());
-}
-
-function pacer(current: RatePacer | undefined, max: number | undefined, key: string): RatePacer | undefined {
-  if (max === undefined) return undefined;
-  if (current === undefined) return new RatePacer(max, key);
-  current.setMax(max);
-  return current;
 }
 
 function ignore(): void {}

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { CapGate } from './limit-store.js';
 
 /** One queued acquirer (also the listener of its signal's abort event). */
 interface Waiter {
@@ -22,7 +23,7 @@ interface Waiter {
  * error its caller made. The fast path (room, nobody queued) is {@link ConcurrencyGate.tryAcquire}:
  * no promise, no allocation. @internal
  */
-export class ConcurrencyGate {
+export class ConcurrencyGate implements CapGate {
   #cap: number | undefined;
   #active = 0;
   #queue: Waiter[] = [];

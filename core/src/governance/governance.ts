@@ -6,13 +6,14 @@
 import type { ChatProvider } from '../provider/chat-provider.js';
 import type { TokenUsage } from '../provider/token-usage.js';
 import type { HookErrorHandler } from '../runtime/hooks/hook-guard.js';
+import type { LimitStore } from './limit-store.js';
 import { costOf, Pricing, type ModelPrice, type PriceTable } from './pricing.js';
 import { limitsAnything, type TenantLimits } from './tenant-limits.js';
 import { MemoryUsageLedger, type UsageLedger } from './usage-ledger.js';
 
 /**
- * What a kernel's steps are recorded in and priced with, and the limits of tenants without limits
- * of their own. @internal
+ * What a kernel's steps are recorded in and priced with, where its tenants' limits are counted,
+ * and the limits of tenants without limits of their own. @internal
  */
 export class Governance {
   readonly pricing: Pricing;
@@ -27,6 +28,8 @@ export class Governance {
     readonly ledger: UsageLedger,
     prices: PriceTable,
     defaultLimits: TenantLimits | undefined,
+    /** Where tenants' caps and pacing are counted (`undefined`: in memory, this process). */
+    readonly limitStore: LimitStore | undefined = undefined,
   ) {
     this.pricing = new Pricing(prices);
     this.#memory = ledger instanceof MemoryUsageLedger ? ledger : undefined;

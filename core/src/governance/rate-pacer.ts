@@ -1,27 +1,42 @@
 /**
- * Pacing per minute (requests or tokens) of one tenant, on rate-limiter-flexible's memory store.
+ * Pacing per minute (requests or tokens) of one tenant, on a rate-limiter-flexible limiter: its
+ * memory store by default, any other store (Redis…) given.
  *
  * @module
  */
 import { createRequire } from 'node:module';
-import type { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import type { RateLimiterAbstract, RateLimiterMemory } from 'rate-limiter-flexible';
+import type { Pacer } from './limit-store.js';
 
 /** rate-limiter-flexible's memory limiter, loaded when the first pacer is made (its index loads every store it has). */
-let limiterModule: { readonly RateLimiterMemory: typeof RateLimiterMemory; readonly RateLimiterRes: typeof RateLimiterRes } | undefined;
+let memoryLimiter: typeof RateLimiterMemory | undefined;
 
-function limiterClasses(): NonNullable<typeof limiterModule> {
-  if (limiterModule === undefined) {
+function memoryLimiterClass(): typeof RateLimiterMemory {
+  if (memoryLimiter === undefined) {
     const require = createRequire(import.meta.url);
-    limiterModule = {
-      RateLimiterMemory: require('rate-limiter-flexible/lib/RateLimiterMemory.js') as typeof RateLimiterMemory,
-      RateLimiterRes: require('rate-limiter-flexible/lib/RateLimiterRes.js') as typeof RateLimiterRes,
-    };
+    memoryLimiter = require('rate-limiter-flexible/lib/RateLimiterMemory.js') as typeof RateLimiterMemory;
   }
-  return limiterModule;
+  return memoryLimiter;
 }
 
-/** How long a pacing window lasts, in seconds. */
-const WINDOW_SECONDS = 60;
+/** How long a pacing window lasts, in seconds (a limiter given to a {@link RatePacer} must count over it too). */
+export const PACE_WINDOW_SECONDS = 60;
+const WINDOW_SECONDS = PACE_WINDOW_SECONDS;
+
+/**
+ * What a {@link RatePacer} uses of a rate-limiter-flexible limiter (`RateLimiterMemory`,
+ * `RateLimiterRedis`, …): its points (settable), `consume`, `reward`, `penalty` and `get`. A
+ * refused `consume` rejects with the limiter's `RateLimiterRes`; any other rejection is the store's
+ * error, and reaches the caller of the pacer as it is.
+ */
+export type PaceLimiter = Pick<RateLimiterAbstract, 'points' | 'consume' | 'reward' | 'penalty' | 'get'>;
+
+/** Whether a rejection of `consume` is a refusal (a `RateLimiterRes`, of whichever copy of the package), not a store's error. */
+function isRefusal(error: unknown): error is { readonly consumedPoints: number; readonly msBeforeNext: number } {
+  if (typeof error !== 'object' || error === null || error instanceof Error) return false;
+  const res = error as { consumedPoints?: unknown; msBeforeNext?: unknown };
+  return typeof res.consumedPoints === 'number' && typeof res.msBeforeNext === 'number';
+}
 
 /** Why a take was refused: what the window holds and when it closes. */
 export interface PaceRefusal {
@@ -35,21 +50,29 @@ export interface PaceRefusal {
 
 /**
  * At most `max` points per fixed one-minute window (the window opens with the first take after
- * the previous one closed), counted by a `RateLimiterMemory` of rate-limiter-flexible under the
- * tenant's id. Takers queue in arrival order: only the first one waiting retries, so a later
- * small request cannot overtake an earlier large one. @internal
+ * the previous one closed), counted by a rate-limiter-flexible limiter under `key`: a
+ * `RateLimiterMemory` of its own unless one is given (e.g. a `RateLimiterRedis` with a 60 s
+ * duration, shared by processes). Takers of this pacer queue in arrival order: only the first one
+ * waiting retries, so a later small request cannot overtake an earlier large one.
  */
-export class RatePacer {
-  readonly #limiter: RateLimiterMemory;
+export class RatePacer implements Pacer {
+  readonly #limiter: PaceLimiter;
   /** The end of the queue of takers: each waits for the one before it (which may reject, if its signal aborted). */
   #tail: Promise<unknown> = Promise.resolve();
   #queued = 0;
 
+  /** @param limiter counts the points (its `points` set to `max`); default a new `RateLimiterMemory` over {@link PACE_WINDOW_SECONDS}. */
   constructor(
     max: number,
     private readonly key: string,
+    limiter?: PaceLimiter,
   ) {
-    this.#limiter = new (limiterClasses().RateLimiterMemory)({ points: max, duration: WINDOW_SECONDS });
+    if (limiter === undefined) {
+      this.#limiter = new (memoryLimiterClass())({ points: max, duration: WINDOW_SECONDS });
+    } else {
+      limiter.points = max;
+      this.#limiter = limiter;
+    }
   }
 
   get max(): number {
@@ -141,7 +164,7 @@ export class RatePacer {
 
   /** What a refused consume says (its points given back); anything but a refusal is thrown. */
   async #refusal(error: unknown, points: number): Promise<PaceRefusal> {
-    if (!(error instanceof limiterClasses().RateLimiterRes)) throw error;
+    if (!isRefusal(error)) throw error;
     await this.#limiter.reward(this.key, points);
     return { current: Math.max(0, error.consumedPoints - points), retryAfterMs: Math.max(1, error.msBeforeNext), reason: 'refused' };
   }

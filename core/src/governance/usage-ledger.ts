@@ -160,31 +160,84 @@ export class MemoryUsageLedger implements UsageLedger {
   }
 
   #query(query: UsageQuery): UsageRow[] {
-    const { tenant, groupBy = [] } = checkQuery(query);
-    const from = query.since === undefined ? -Infinity : Math.floor(+query.since / DAY_MS);
-    const to = query.until === undefined ? Infinity : Math.ceil(+query.until / DAY_MS); // exclusive
-    const rows = new Map<string, { key: Partial<Record<UsageGroupKey, string | undefined>>; bucket: Bucket }>();
+    return usageRows(query, this.#entries(query.tenant));
+  }
+
+  /** Every bucket (of `tenant` only, if given), with its keys. */
+  *#entries(tenant: string | undefined): Generator<UsageBucket> {
     for (const [t, providers] of this.#buckets) {
-      if (query.tenant !== undefined && t !== tenant) continue;
+      if (tenant !== undefined && t !== tenant) continue;
       for (const [provider, models] of providers) {
         for (const [model, days] of models) {
-          for (const [day, bucket] of days) {
-            if (day < from || day >= to) continue;
-            const values: Record<UsageGroupKey, string | undefined> = { tenant: t, provider, model, day: dayString(day) };
-            const key: Partial<Record<UsageGroupKey, string | undefined>> = {};
-            for (const group of groupBy) key[group] = values[group];
-            const id = JSON.stringify(groupBy.map((group) => values[group] ?? null));
-            let row = rows.get(id);
-            if (row === undefined) rows.set(id, (row = { key, bucket: { steps: 0, inputOther: 0, output: 0, inputCacheRead: 0, inputCacheCreation: 0, knownCostUsd: 0, unknownCostSteps: 0 } }));
-            addBucket(row.bucket, bucket);
-          }
+          for (const [day, bucket] of days) yield { tenant: t, provider, model, day, ...bucket };
         }
       }
     }
-    if (rows.size === 0 && groupBy.length === 0) rows.set('[]', { key: {}, bucket: { steps: 0, inputOther: 0, output: 0, inputCacheRead: 0, inputCacheCreation: 0, knownCostUsd: 0, unknownCostSteps: 0 } });
-    const result = [...rows.values()].map(({ key, bucket }) => toRow(key, bucket));
-    return result.sort((a, b) => compareRows(a, b, groupBy));
   }
+}
+
+/**
+ * One bucket of a ledger: the totals of a tenant's steps of one provider, model and UTC day (for
+ * ledgers to share the rows of a query, see {@link usageRows}).
+ */
+export interface UsageBucket {
+  readonly tenant: string | undefined;
+  readonly provider: string;
+  readonly model: string;
+  /** The UTC day, in days since the epoch. */
+  readonly day: number;
+  readonly steps: number;
+  readonly inputOther: number;
+  readonly output: number;
+  readonly inputCacheRead: number;
+  readonly inputCacheCreation: number;
+  /** The cost of the steps with a price, in US dollars. */
+  readonly knownCostUsd: number;
+  /** How many steps had no price. */
+  readonly unknownCostSteps: number;
+}
+
+/**
+ * The UTC days a query selects, in days since the epoch: from `from` (inclusive) to `to`
+ * (exclusive); infinite ends when it has no `since` / `until`.
+ */
+export function queryDays(query: UsageQuery): { readonly from: number; readonly to: number } {
+  return {
+    from: query.since === undefined ? -Infinity : Math.floor(+query.since / DAY_MS),
+    to: query.until === undefined ? Infinity : Math.ceil(+query.until / DAY_MS),
+  };
+}
+
+/**
+ * The rows of `query` over `buckets` (checked first; buckets of other tenants or days are skipped),
+ * as {@link UsageLedger.query} answers: grouped by its `groupBy`, sorted by those keys; one row of
+ * totals (zeros if nothing matched) without `groupBy`. For ledgers to share.
+ *
+ * @throws TypeError for a bad query (see {@link checkQuery}).
+ */
+export function usageRows(query: UsageQuery, buckets: Iterable<UsageBucket>): UsageRow[] {
+  const { tenant, groupBy = [] } = checkQuery(query);
+  const { from, to } = queryDays(query);
+  const rows = new Map<string, { key: Partial<Record<UsageGroupKey, string | undefined>>; bucket: Bucket }>();
+  for (const bucket of buckets) {
+    if (tenant !== undefined && bucket.tenant !== tenant) continue;
+    const { day } = bucket;
+    if (day < from || day >= to) continue;
+    const values: Record<UsageGroupKey, string | undefined> = { tenant: bucket.tenant, provider: bucket.provider, model: bucket.model, day: dayString(day) };
+    const key: Partial<Record<UsageGroupKey, string | undefined>> = {};
+    for (const group of groupBy) key[group] = values[group];
+    const id = JSON.stringify(groupBy.map((group) => values[group] ?? null));
+    let row = rows.get(id);
+    if (row === undefined) rows.set(id, (row = { key, bucket: emptyBucket() }));
+    addBucket(row.bucket, bucket);
+  }
+  if (rows.size === 0 && groupBy.length === 0) rows.set('[]', { key: {}, bucket: emptyBucket() });
+  const result = [...rows.values()].map(({ key, bucket }) => toRow(key, bucket));
+  return result.sort((a, b) => compareRows(a, b, groupBy));
+}
+
+function emptyBucket(): Bucket {
+  return { steps: 0, inputOther: 0, output: 0, inputCacheRead: 0, inputCacheCreation: 0, knownCostUsd: 0, unknownCostSteps: 0 };
 }
 
 const GROUP_KEYS: ReadonlySet<string> = new Set(['tenant', 'provider', 'model', 'day']);
@@ -217,7 +270,7 @@ export function checkQuery(query: UsageQuery): UsageQuery {
   return query;
 }
 
-function addBucket(to: Bucket, from: Bucket): void {
+function addBucket(to: Bucket, from: Readonly<Bucket>): void {
   to.steps += from.steps;
   to.inputOther += from.inputOther;
   to.output += from.output;

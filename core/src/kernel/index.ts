@@ -6,7 +6,8 @@
  * `ContributionScope`, `ServiceBindingOptions`, `ProviderBindingOptions`), `ProviderPluginFactory`,
  * the hook-error sink's pieces (`stderrHookErrorSink`, `isDisposalErrorReport`), `PluginFailure`,
  * tenant limits and the usage ledger (`TenantLimits`, `TenantLimitError`,
- * `TenantBudgetExceededError`, `UsageLedger`, `MemoryUsageLedger`, `PriceTable`, the token estimate),
+ * `TenantBudgetExceededError`, `UsageLedger`, `MemoryUsageLedger`, `usageRows`, `PriceTable`, the token estimate;
+ * the seam of shared limit stores: `LimitStore`, `CapGate`, `Pacer`, `RatePacer`),
  * and, for a plugin package's own errors and options, `errorMarker` / `markError` /
  * `hasErrorMarker` and `checkKnownOptions`.
  *
@@ -54,8 +55,22 @@ export {
   type TenantLimitErrorFields,
   type TenantLimitName,
 } from '../governance/limit-errors.js';
-export { MemoryUsageLedger, type UsageGroupKey, type UsageLedger, type UsageQuery, type UsageRecord, type UsageRow } from '../governance/usage-ledger.js';
+export {
+  DAY_MS,
+  MemoryUsageLedger,
+  checkQuery,
+  queryDays,
+  usageRows,
+  type UsageBucket,
+  type UsageGroupKey,
+  type UsageLedger,
+  type UsageQuery,
+  type UsageRecord,
+  type UsageRow,
+} from '../governance/usage-ledger.js';
 export { costOf, UsagePricing, type ModelPrice, type PriceTable } from '../governance/pricing.js';
 export { CHARS_PER_TOKEN, estimateRequestTokens, MEDIA_PART_TOKENS } from '../governance/token-estimate.js';
+export type { CapGate, CapKind, LimitStore, Pacer, PaceKind } from '../governance/limit-store.js';
+export { PACE_WINDOW_SECONDS, RatePacer, type PaceLimiter, type PaceRefusal } from '../governance/rate-pacer.js';
 export { errorMarker, hasErrorMarker, markError } from '../error-marker.js';
 export { checkKnownOptions, type KnownOptions } from '../known-options.js';

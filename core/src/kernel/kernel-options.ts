@@ -1,3 +1,4 @@
+import type { LimitStore } from '../governance/limit-store.js';
 import type { PriceTable } from '../governance/pricing.js';
 import type { TenantLimits } from '../governance/tenant-limits.js';
 import type { UsageLedger } from '../governance/usage-ledger.js';
@@ -22,6 +23,12 @@ export interface KernelOptions extends Pick<StepOptions, 'dispatch' | 'hookTimeo
    * from; default a new `MemoryUsageLedger` (this process only).
    */
   readonly usageLedger?: UsageLedger;
+  /**
+   * Where tenants' concurrency caps and pacing windows are counted; default in memory (this
+   * process only). A store shared by processes (`@kosong/bullmq`'s `RedisGovernance`) holds the
+   * same limits across all of them. Not a `LimitStore`: a `TypeError` from the constructor.
+   */
+  readonly limitStore?: LimitStore;
   /**
    * Prices per model, over those of the model catalog (`tokenlens`): `'<provider>/<model>'` or a
    * bare model name → `{ input, output, cacheRead?, cacheWrite? }` in US dollars per million

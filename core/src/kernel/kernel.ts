@@ -20,6 +20,7 @@ import { StepRunner, type ResolvedStep } from './step-runner.js';
 import { TenantId } from './tenant-id.js';
 import { Tenants, TenantScope } from './tenants.js';
 import { Governance } from '../governance/governance.js';
+import { checkLimitStore } from '../governance/limit-store.js';
 import { UsagePricing, validatePriceTable } from '../governance/pricing.js';
 import { validateTenantLimits } from '../governance/tenant-limits.js';
 import type { UsageLedger } from '../governance/usage-ledger.js';
@@ -87,7 +88,7 @@ export class Kernel {
   readonly #governance: Governance;
 
   /**
-   * @throws TypeError for bad `limits` or `prices`, or a `usageLedger` that is not a ledger.
+   * @throws TypeError for bad `limits` or `prices`, a `usageLedger` that is not a ledger, or a `limitStore` that is not one.
    */
   constructor(options: KernelOptions = {}) {
     this.#options = options;
@@ -96,7 +97,12 @@ export class Kernel {
       throw new TypeError('new Kernel(): usageLedger must be a UsageLedger (record, query, spentUsd)');
     }
     this.usage = usageLedger ?? Governance.memoryLedger();
-    this.#governance = new Governance(this.usage, validatePriceTable('new Kernel()', options.prices), validateTenantLimits('new Kernel()', options.limits));
+    this.#governance = new Governance(
+      this.usage,
+      validatePriceTable('new Kernel()', options.prices),
+      validateTenantLimits('new Kernel()', options.limits),
+      checkLimitStore('new Kernel()', options.limitStore),
+    );
     const { dispatch, hookTimeoutMs, cleanupTimeoutMs } = options;
     this.#stepDefaults = {
       ...(dispatch === undefined ? {} : { dispatch }),
