@@ -10,6 +10,10 @@ export interface GlobalOptions {
   readonly maxTokens?: number;
   readonly temperature?: number;
   readonly redis?: string;
+  /** `--timeout`: each turn's time budget, in ms. */
+  readonly timeout?: number;
+  /** `--tool-timeout`: each tool call's time budget, in ms. */
+  readonly toolTimeout?: number;
   /** Whether `--provider` was given on the command line (not its default). */
   readonly providerChosen?: boolean;
 }

@@ -1,4 +1,18 @@
-import { Kernel, LinearContext, definePlugin, requireApproval, type Agent, type AgentContext, type AgentEvent, type ApprovalCallback, type GenerationOptions, type ProviderPluginFactory } from '@kosong/core';
+import {
+  Kernel,
+  LinearContext,
+  TimeoutBudgetError,
+  definePlugin,
+  requireApproval,
+  type Agent,
+  type AgentContext,
+  type AgentEvent,
+  type ApprovalCallback,
+  type GenerationOptions,
+  type ProviderPluginFactory,
+  type TimeoutBudgets,
+} from '@kosong/core';
+import type { UsageLedger } from '@kosong/core/kernel';
 import { describeFailure, type Renderer } from './render/renderer.js';
 import { builtinToolset } from './tools/builtin-tools.js';
 
@@ -18,6 +32,13 @@ export interface CliSessionOptions {
   readonly sessionFile?: string | undefined;
   /** Generation options of every step (`--max-tokens`, `--temperature`); the provider refuses what it cannot do. */
   readonly generation?: GenerationOptions | undefined;
+  /** Time budgets of every turn (`--timeout`: `turnMs`, `--tool-timeout`: `toolCallMs`). */
+  readonly timeouts?: TimeoutBudgets | undefined;
+  /**
+   * Where each step's usage is recorded (the CLI's usage file, see `UsageFileLedger`); default: in
+   * memory. A ledger with a `close` is closed with the session (its pending records written).
+   */
+  readonly usageLedger?: (UsageLedger & { close?(): Promise<void> }) | undefined;
   readonly env: Readonly<Record<string, string | undefined>>;
 }
 
@@ -28,8 +49,11 @@ export const CUT_OFF_REPLY = '[No reply: the turn was cut off before the model a
 /** What the user is told when a turn starts after such a turn. */
 export const CUT_OFF_TURN_LINE = 'the last turn was cut off before the model answered (its process ended): recorded as interrupted';
 
-/** How a turn ended: `max_steps` is a turn that stopped at the step limit (`--max-steps`). */
-export type TurnOutcome = 'completed' | 'failed' | 'max_steps' | 'interrupted';
+/**
+ * How a turn ended: `max_steps` is a turn that stopped at the step limit (`--max-steps`),
+ * `timed_out` one that ran out of its time budget (`--timeout`).
+ */
+export type TurnOutcome = 'completed' | 'failed' | 'max_steps' | 'interrupted' | 'timed_out';
 
 /** An agent session of the CLI: a kernel with the chosen provider and the built-in tools. */
 export class CliSession {
@@ -39,6 +63,7 @@ export class CliSession {
     private readonly kernel: Kernel,
     private readonly agent: Agent,
     private readonly renderer: Renderer,
+    private readonly usageLedger: { close?(): Promise<void> } | undefined,
   ) {}
 
   /**
@@ -54,7 +79,7 @@ export class CliSession {
     // The session file first: a file that cannot be used is a setup error before anything starts.
     const context = new LinearContext(options.sessionFile);
     const report = await context.restore();
-    const kernel = new Kernel();
+    const kernel = new Kernel(options.usageLedger === undefined ? {} : { usageLedger: options.usageLedger });
     const builtin = builtinToolset({ cwd: options.cwd, offerBash: true });
     // Without --allow-bash, every bash call waits for the approval handler's decision (core's approval gate).
     const toolset = options.allowBash ? builtin : requireApproval(builtin, ['bash']);
@@ -66,12 +91,13 @@ export class CliSession {
       context,
       onApproval: options.onApproval ?? denyAll,
       ...(options.generation === undefined ? {} : { generation: options.generation }),
+      ...(options.timeouts === undefined ? {} : { timeouts: options.timeouts }),
     });
     if (report.messages > 0) options.renderer.info(`resumed ${report.messages} messages from ${options.sessionFile}`);
     if (report.tornLineSavedTo !== undefined) {
       options.renderer.info(`the last line of the session file was cut short (a crash?); it was moved to ${report.tornLineSavedTo}`);
     }
-    return new CliSession(kernel, agent, options.renderer);
+    return new CliSession(kernel, agent, options.renderer, options.usageLedger);
   }
 
   /** Whether a turn is running. */
@@ -113,7 +139,7 @@ export class CliSession {
       }
       await this.recordReply(`${streamed === '' ? '' : `${streamed}\n\n`}[No reply: the turn failed (${describeFailure(error)}).]`);
       this.renderer.turnFailed(error);
-      return 'failed';
+      return TimeoutBudgetError.isInstance(error) && error.budget === 'turn' ? 'timed_out' : 'failed';
     } finally {
       this.running = undefined;
     }
@@ -146,11 +172,12 @@ export class CliSession {
     return true;
   }
 
-  /** Closes the session file and disposes the kernel. */
+  /** Closes the session file, disposes the kernel, and closes the usage ledger (its records written). */
   async close(): Promise<void> {
     this.renderer.close();
     await this.agent.context.close();
     await this.kernel.dispose();
+    await this.usageLedger?.close?.();
   }
 }
 

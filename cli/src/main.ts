@@ -13,9 +13,11 @@ import { cliVersion } from './cli-version.js';
 import type { Session } from './open-session.js';
 import { fail, missingKeyMessage, setupFailedEvent, SETUP_EXIT_CODE, wantsJson } from './setup-failure.js';
 import { terminalCapabilities } from './terminal/terminal-capabilities.js';
+import { parseDuration } from './timeout-flags.js';
+import { registerUsageCommand } from './usage/usage-registration.js';
 
 const EXIT_CODES_HELP =
-  'Exit codes: 0 done, 1 the turn failed, 2 bad usage or setup (nothing ran),\n3 the turn stopped at --max-steps, 130 interrupted (Ctrl-C).';
+  'Exit codes: 0 done, 1 the turn failed, 2 bad usage or setup (nothing ran),\n3 the turn stopped at --max-steps, 124 the turn ran out of --timeout, 130 interrupted (Ctrl-C).';
 
 // Each command loads what it needs when it runs (the kernel, the tools, the chosen provider and its
 // SDK, BullMQ for the worker): `kosong --help` loads none of it.
@@ -37,6 +39,8 @@ const program = new Command()
   .option('--redis <url>', 'run the turns on `kosong worker` processes through this Redis (redis://host:port); --session then names the session in Redis')
   .option('--max-tokens <n>', 'cap on the tokens of each response (thinking included where the provider counts it)', generationValue('maxOutputTokens'))
   .option('--temperature <t>', 'sampling temperature, 0 to 2 (a provider that allows less refuses more)', generationValue('temperature'))
+  .option('--timeout <duration>', 'time budget of each turn: ms, or with a unit (90s, 2m); its end stops the turn (exit 124)', parseDuration)
+  .option('--tool-timeout <duration>', 'time budget of each tool call: ms, or with a unit (30s); the model is told the call timed out', parseDuration)
   // Words that are not a command reach the default action, which names them (not "too many arguments").
   .allowExcessArguments(true)
   // `kosong help [command]`, as `kosong [command] --help`; a command's help lists the global options too.
@@ -60,6 +64,8 @@ const WORKER_REFUSES: readonly (readonly [keyof GlobalOptions, string])[] = [
   ['temperature', '--temperature'],
   ['session', '--session'],
   ['json', '--json'],
+  ['timeout', '--timeout'],
+  ['toolTimeout', '--tool-timeout'],
 ];
 
 /** The global options, and whether `--provider` was given (not its default). */
@@ -157,6 +163,8 @@ program
     const width = Math.max(12, ...catalog.map((entry) => entry.name.length));
     for (const entry of catalog) process.stdout.write(`${entry.name.padEnd(width)} ${entry.description}\n`);
   });
+
+registerUsageCommand(program);
 
 // No command: chat. A word that is not a command is an error naming it.
 program.action(async () => {

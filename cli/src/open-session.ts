@@ -11,16 +11,20 @@ import { JsonRenderer } from './render/json-renderer.js';
 import type { Renderer } from './render/renderer.js';
 import { TerminalRenderer } from './render/terminal-renderer.js';
 import type { TerminalCapabilities } from './terminal/terminal-capabilities.js';
+import { timeoutBudgets } from './timeout-flags.js';
+import { UsageFileLedger } from './usage/usage-file-ledger.js';
+import { usageFilePath } from './usage/usage-file-path.js';
 
 /** A local session, or one whose turns run on `kosong worker` processes (`--redis`). */
 export type Session = CliSession | RemoteCliSession;
 
 /** The exit code of a one-shot run by how its turn ended (2 is a usage or setup error: see `fail`). */
-export const EXIT_CODE: Record<TurnOutcome, number> = { completed: 0, failed: 1, max_steps: 3, interrupted: 130 };
+export const EXIT_CODE: Record<TurnOutcome, number> = { completed: 0, failed: 1, max_steps: 3, timed_out: 124, interrupted: 130 };
 
 /**
  * The session the options describe: the chosen provider (configured from the environment and the
- * command line), the built-in tools, the session file — or, with `--redis`, turns submitted to
+ * command line), the built-in tools, the session file, the usage file every step is recorded in
+ * (see {@link usageFilePath}) — or, with `--redis`, turns submitted to
  * `kosong worker` processes. A setup error (unknown provider, a choice the provider cannot honour, a
  * corrupted session file, a session file another process holds) ends the process with exit code 2,
  * before anything runs. The renderer is the session's, for
@@ -47,6 +51,7 @@ export async function openSession(
     if (options.maxTokens !== undefined || options.temperature !== undefined || options.model !== undefined) {
       fail('--model, --max-tokens and --temperature are not supported with --redis yet');
     }
+    if (options.timeout !== undefined || options.toolTimeout !== undefined) fail('--timeout and --tool-timeout are not supported with --redis yet');
     // The turns run on `kosong worker` processes, with their provider, tools and (unless --system) system prompt.
     // BullMQ and Redis: loaded only for --redis, and only if installed (@kosong/bullmq is an optional peer dependency).
     const { RemoteCliSession } = await (await import('./redis-support.js')).loadRedisSupport(() => import('./remote-session.js'));
@@ -61,6 +66,12 @@ export async function openSession(
     return { session, renderer };
   }
   const provider = await chosenProvider(options.provider, fail);
+  let usageLedger: UsageFileLedger;
+  try {
+    usageLedger = new UsageFileLedger(usageFilePath());
+  } catch (error) {
+    fail((error as Error).message);
+  }
   try {
     const session = await CliSession.open({
       provider,
@@ -72,6 +83,8 @@ export async function openSession(
       onApproval,
       sessionFile: options.session,
       generation: generationOf(options),
+      timeouts: timeoutBudgets(options),
+      usageLedger,
       env: providerEnvironment(provider.name, process.env, options),
     });
     return { session, renderer };

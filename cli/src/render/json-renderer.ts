@@ -1,4 +1,4 @@
-import type { AgentEvent, AgentTurnResult } from '@kosong/core';
+import { TimeoutBudgetError, type AgentEvent, type AgentTurnResult } from '@kosong/core';
 import type { Renderer } from './renderer.js';
 
 /** `--json`: one JSON object per line, for programs. Every line has a `type`. */
@@ -42,6 +42,7 @@ export class JsonRenderer implements Renderer {
 }
 
 function errorJson(error: unknown): object {
+  if (TimeoutBudgetError.isInstance(error)) return { name: error.name, message: error.message, budget: error.budget, limitMs: error.limitMs };
   if (error instanceof Error) {
     const statusCode = (error as { statusCode?: unknown }).statusCode;
     return { name: error.name, message: error.message, ...(typeof statusCode === 'number' ? { statusCode } : {}) };

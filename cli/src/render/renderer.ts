@@ -1,4 +1,5 @@
 import type { AgentEvent, AgentTurnResult } from '@kosong/core';
+import { describeTimeout } from '../timeout-failure.js';
 
 /** Shows an agent session: a terminal (with or without colour and spinner), or JSON lines. */
 export interface Renderer {
@@ -28,8 +29,10 @@ export interface Renderer {
   close(): void;
 }
 
-/** One line describing a thrown value. */
+/** One line describing a thrown value (a time budget that ran out: which flag, how long). */
 export function describeFailure(error: unknown): string {
+  const timeout = describeTimeout(error);
+  if (timeout !== undefined) return timeout;
   if (error instanceof Error) return `${error.name}: ${error.message}`;
   return String(error);
 }

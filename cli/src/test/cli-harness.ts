@@ -20,9 +20,18 @@ export interface CliExit {
   readonly stderr: string;
 }
 
-/** The environment of every CLI run: no colour, not forced either; `extra` on top. */
+/**
+ * The `KOSONG_HOME` of the CLI runs of this test process (their usage file), unless a test gives its
+ * own: a temporary directory, removed when the process exits, so that no test writes to the user's ~/.kosong.
+ */
+export const TEST_KOSONG_HOME = mkdtempSync(join(tmpdir(), 'kosong-test-home-'));
+process.on('exit', () => rmSync(TEST_KOSONG_HOME, { recursive: true, force: true }));
+// For the specs that spawn the CLI with `process.env` of their own (pseudo-terminals, provider loading).
+process.env.KOSONG_HOME ??= TEST_KOSONG_HOME;
+
+/** The environment of every CLI run: no colour, not forced either, the tests' `KOSONG_HOME`; `extra` on top. */
 function cliEnv(extra: Readonly<Record<string, string>> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', TERM: 'dumb', ...extra };
+  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', TERM: 'dumb', KOSONG_HOME: TEST_KOSONG_HOME, ...extra };
   delete env.FORCE_COLOR;
   delete env.NODE_OPTIONS;
   return env;
