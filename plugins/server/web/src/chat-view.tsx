@@ -1,0 +1,82 @@
+import { useChat } from '@ai-sdk/react';
+import { lastAssistantMessageIsCompleteWithApprovalResponses } from 'ai';
+import { useCallback, useEffect, useMemo, useState, type FormEvent, type KeyboardEvent } from 'react';
+
+import { MessageList } from './message-list.js';
+import { StepTimeline } from './step-timeline.js';
+import { loadMessages, saveMessages } from './stored-messages.js';
+import { TimedChatTransport } from './timed-transport.js';
+import { TimelineRecorder } from './timeline-recorder.js';
+
+/**
+ * A live chat on the AI SDK's `useChat`: the conversation and the prompt on one side, the step
+ * timeline on the other. A reload resumes the turn in flight (`resume: true`: `GET …/<id>/stream`).
+ */
+export function ChatView({ api, chatId, currentApiKey }: { readonly api: string; readonly chatId: string; readonly currentApiKey: () => string }) {
+  const recorder = useMemo(() => new TimelineRecorder(), []);
+  const transport = useMemo(() => new TimedChatTransport(api, currentApiKey, recorder), [api, currentApiKey, recorder]);
+  const initialMessages = useMemo(() => loadMessages(chatId), [chatId]);
+  const { messages, sendMessage, status, error, stop, addToolApprovalResponse, clearError } = useChat({
+    id: chatId,
+    messages: initialMessages,
+    transport,
+    resume: true,
+    sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
+  });
+  const [prompt, setPrompt] = useState('');
+
+  // Kept between turns and when one starts; a message still streaming is replayed by the resume.
+  useEffect(() => {
+    if (status !== 'streaming') saveMessages(chatId, messages);
+  }, [chatId, messages, status]);
+
+  const busy = status === 'submitted' || status === 'streaming';
+  const send = useCallback(
+    (event?: FormEvent) => {
+      event?.preventDefault();
+      if (busy || prompt.trim() === '') return;
+      clearError();
+      void sendMessage({ text: prompt });
+      setPrompt('');
+    },
+    [busy, clearError, prompt, sendMessage],
+  );
+  const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
+    if (event.key === 'Enter' && !event.shiftKey) send(event);
+  };
+  const onApproval = useCallback((id: string, approved: boolean) => void addToolApprovalResponse({ id, approved }), [addToolApprovalResponse]);
+
+  return (
+    <main className="panes">
+      <section className="chat" aria-label="chat">
+        <MessageList messages={messages} onApproval={onApproval} />
+        {error !== undefined && (
+          <p className="error" role="alert">
+            {error.message}
+          </p>
+        )}
+        <form className="prompt" onSubmit={send}>
+          <textarea value={prompt} onChange={(event) => setPrompt(event.target.value)} onKeyDown={onKeyDown} placeholder="Your message (Enter sends, Shift+Enter: a new line)" rows={4} aria-label="message" />
+          <div className="actions">
+            <span className="status" data-status={status}>
+              {status}
+            </span>
+            {busy ? (
+              <button type="button" onClick={() => void stop()} title="Closes the stream here; the server's turn goes on">
+                Stop
+              </button>
+            ) : (
+              <button type="submit" disabled={prompt.trim() === ''}>
+                Send
+              </button>
+            )}
+          </div>
+        </form>
+      </section>
+      <section className="timeline" aria-label="step timeline">
+        <h2>Steps</h2>
+        <StepTimeline recorder={recorder} onApproval={onApproval} />
+      </section>
+    </main>
+  );
+}

@@ -1,0 +1,237 @@
+import type { UIMessageChunk } from 'ai';
+
+/** Token counts as the server sends them in message metadata (`ChatMessageMetadata['usage']`). */
+export interface Usage {
+  readonly inputTokens?: number;
+  readonly outputTokens?: number;
+  readonly totalTokens?: number;
+  readonly cachedInputTokens?: number;
+}
+
+/** What a tool call did, as far as the stream told. */
+export type ToolState = 'input-streaming' | 'running' | 'approval-requested' | 'done' | 'error' | 'denied';
+
+/** One tool call of a step: a bar from the call's completion (`tool-input-available`) to its result. */
+export interface ToolBar {
+  readonly toolCallId: string;
+  toolName: string;
+  /** When its arguments began to stream (`tool-input-start`), ms since the turn began. */
+  inputStartAt: number | undefined;
+  /** When the call was complete and dispatched (`tool-input-available`). */
+  calledAt: number | undefined;
+  /** When its result came (`tool-output-available`, `tool-output-error`, `tool-output-denied`). */
+  endedAt: number | undefined;
+  state: ToolState;
+  /** The approval to answer, while `state` is `approval-requested`. */
+  approvalId: string | undefined;
+  /** The result (or error) as short text. */
+  result: string | undefined;
+}
+
+/** One step of a turn: its model stream (`start-step` to the last part it streamed), and its tool calls in call order. */
+export interface StepBar {
+  readonly index: number;
+  readonly startAt: number;
+  /** The last text, reasoning or tool-input chunk of the step. */
+  streamEndAt: number | undefined;
+  /** `finish-step`. */
+  endAt: number | undefined;
+  readonly tools: ToolBar[];
+  /** From a `message-metadata` chunk with `usage` between this step's `finish-step` and the next step. */
+  usage: Usage | undefined;
+  /** From the same chunk's `cost` (a number), when the server sends one. */
+  cost: number | undefined;
+}
+
+/** One response stream: a turn, or its replay after a reload. */
+export interface TurnTimeline {
+  readonly number: number;
+  /** `resume`: the stream came from `GET …/stream` (a replay: times are when chunks arrived, not when the server made them). */
+  readonly origin: 'send' | 'resume';
+  /** `performance.now()` when the request was made; every other time is relative to it. */
+  readonly startedAt: number;
+  messageId: string | undefined;
+  readonly steps: StepBar[];
+  endAt: number | undefined;
+  outcome: { readonly kind: 'finish' | 'error' | 'abort'; readonly text: string } | undefined;
+  /** The whole turn's usage (`finish`'s message metadata). */
+  usage: Usage | undefined;
+  cost: number | undefined;
+}
+
+/**
+ * Records the chunks of the UI message streams a chat receives, with the time each arrives, as
+ * turns of steps and tool calls: what the step timeline draws. Listeners are told of every change.
+ */
+export class TimelineRecorder {
+  readonly turns: TurnTimeline[] = [];
+  private readonly listeners = new Set<() => void>();
+  private changes = 0;
+
+  /** A counter that changes with every recorded chunk (for `useSyncExternalStore`). */
+  get version(): number {
+    return this.changes;
+  }
+
+  /** Calls `listener` after each change; returns the unsubscribe function. */
+  subscribe = (listener: () => void): (() => void) => {
+    this.listeners.add(listener);
+    return () => void this.listeners.delete(listener);
+  };
+
+  /** A new response stream begins (a POST, or a resume); its chunks are recorded with {@link TimelineRecorder.record}. */
+  begin(origin: TurnTimeline['origin'], now: number): TurnTimeline {
+    const turn: TurnTimeline = { number: this.turns.length + 1, origin, startedAt: now, messageId: undefined, steps: [], endAt: undefined, outcome: undefined, usage: undefined, cost: undefined };
+    this.turns.push(turn);
+    this.changed();
+    return turn;
+  }
+
+  /** Records one chunk of `turn`, arrived at `now` (`performance.now()`). */
+  record(turn: TurnTimeline, chunk: UIMessageChunk, now: number): void {
+    const at = now - turn.startedAt;
+    const step = turn.steps.at(-1);
+    switch (chunk.type) {
+      case 'start':
+        turn.messageId = chunk.messageId;
+        break;
+      case 'start-step':
+        turn.steps.push({ index: turn.steps.length, startAt: at, streamEndAt: undefined, endAt: undefined, tools: [], usage: undefined, cost: undefined });
+        break;
+      case 'finish-step':
+        if (step !== undefined) step.endAt = at;
+        break;
+      case 'text-start':
+      case 'text-delta':
+      case 'text-end':
+      case 'reasoning-start':
+      case 'reasoning-delta':
+      case 'reasoning-end':
+        if (step !== undefined) step.streamEndAt = at;
+        break;
+      case 'tool-input-start':
+      case 'tool-input-delta':
+      case 'tool-input-available':
+      case 'tool-input-error': {
+        if (step !== undefined) step.streamEndAt = at;
+        const tool = this.tool(turn, chunk.toolCallId, 'toolName' in chunk ? chunk.toolName : undefined);
+        if (tool === undefined) break;
+        if (chunk.type === 'tool-input-start') tool.inputStartAt ??= at;
+        if (chunk.type === 'tool-input-available') {
+          tool.calledAt = at;
+          if (tool.state === 'input-streaming') tool.state = 'running';
+        }
+        if (chunk.type === 'tool-input-error') {
+          tool.calledAt ??= at;
+          tool.endedAt = at;
+          tool.state = 'error';
+          tool.result = chunk.errorText;
+        }
+        break;
+      }
+      case 'tool-approval-request': {
+        const tool = this.tool(turn, chunk.toolCallId, undefined);
+        if (tool === undefined) break;
+        tool.state = 'approval-requested';
+        tool.approvalId = chunk.approvalId;
+        break;
+      }
+      case 'tool-output-available':
+      case 'tool-output-error':
+      case 'tool-output-denied': {
+        const tool = this.tool(turn, chunk.toolCallId, undefined);
+        if (tool === undefined) break;
+        tool.calledAt ??= at;
+        tool.endedAt = at;
+        tool.approvalId = undefined;
+        if (chunk.type === 'tool-output-available') {
+          tool.state = 'done';
+          tool.result = shortText(chunk.output);
+        } else if (chunk.type === 'tool-output-error') {
+          tool.state = 'error';
+          tool.result = chunk.errorText;
+        } else {
+          tool.state = 'denied';
+          tool.result = 'denied';
+        }
+        break;
+      }
+      case 'message-metadata': {
+        const { usage, cost } = readMetadata(chunk.messageMetadata);
+        if (step !== undefined && step.endAt !== undefined && usage !== undefined) {
+          step.usage = usage;
+          step.cost = cost;
+        }
+        break;
+      }
+      case 'finish': {
+        const { usage, cost } = readMetadata(chunk.messageMetadata);
+        turn.endAt = at;
+        turn.usage = usage;
+        turn.cost = cost;
+        const stopReason = readString(chunk.messageMetadata, 'stopReason');
+        turn.outcome = { kind: 'finish', text: [chunk.finishReason, stopReason].filter((text) => text !== undefined).join(' · ') };
+        break;
+      }
+      case 'error':
+        turn.endAt = at;
+        turn.outcome = { kind: 'error', text: chunk.errorText };
+        break;
+      case 'abort':
+        turn.endAt = at;
+        turn.outcome = { kind: 'abort', text: chunk.reason ?? 'aborted' };
+        break;
+      default:
+        return;
+    }
+    this.changed();
+  }
+
+  /** The stream of `turn` ended without a last chunk (the connection went, the user stopped). */
+  cut(turn: TurnTimeline, now: number, why: string): void {
+    if (turn.endAt !== undefined) return;
+    turn.endAt = now - turn.startedAt;
+    turn.outcome = { kind: 'abort', text: why };
+    this.changed();
+  }
+
+  private tool(turn: TurnTimeline, toolCallId: string, toolName: string | undefined): ToolBar | undefined {
+    for (const step of turn.steps) {
+      const found = step.tools.find((tool) => tool.toolCallId === toolCallId);
+      if (found !== undefined) {
+        if (toolName !== undefined) found.toolName = toolName;
+        return found;
+      }
+    }
+    const step = turn.steps.at(-1);
+    if (step === undefined) return undefined;
+    const tool: ToolBar = { toolCallId, toolName: toolName ?? '?', inputStartAt: undefined, calledAt: undefined, endedAt: undefined, state: 'input-streaming', approvalId: undefined, result: undefined };
+    step.tools.push(tool);
+    return tool;
+  }
+
+  private changed(): void {
+    this.changes += 1;
+    for (const listener of this.listeners) listener();
+  }
+}
+
+function readMetadata(metadata: unknown): { usage: Usage | undefined; cost: number | undefined } {
+  if (typeof metadata !== 'object' || metadata === null) return { usage: undefined, cost: undefined };
+  const record = metadata as { usage?: unknown; cost?: unknown };
+  const usage = typeof record.usage === 'object' && record.usage !== null ? (record.usage as Usage) : undefined;
+  const cost = typeof record.cost === 'number' && Number.isFinite(record.cost) ? record.cost : undefined;
+  return { usage, cost };
+}
+
+function readString(metadata: unknown, key: string): string | undefined {
+  if (typeof metadata !== 'object' || metadata === null) return undefined;
+  const value = (metadata as Record<string, unknown>)[key];
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** A value as at most 200 characters of text. */
+export function shortText(value: unknown): string {
+  const text = typeof value === 'string' ? value : JSON.stringify(value) ?? String(value);
+  return text.length > 200 ? `${text.slice(0, 199)}…` : text;
+}
