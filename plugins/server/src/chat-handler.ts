@@ -1,11 +1,28 @@
 import { randomUUID } from 'node:crypto';
 
-import type { Agent, Kernel, KernelAgentOptions } from '@kosong/core';
+import {
+  ApprovalPendingError,
+  NoPendingApprovalError,
+  ResumeConflictError,
+  TenantBudgetExceededError,
+  TenantLimitError,
+  pendingApprovals,
+  type Agent,
+  type AgentContext,
+  type AgentEvent,
+  type AgentRunOptions,
+  type AgentTurnResult,
+  type ApprovalDecision,
+  type Kernel,
+  type KernelAgentOptions,
+} from '@kosong/core';
 import { checkKnownOptions, type KnownOptions } from '@kosong/core/kernel';
 
+import { approvalIdOf } from './approval-id.js';
 import type { Authenticate } from './auth.js';
-import { ChatRequestError, parseChatRequest } from './chat-request.js';
+import { ChatRequestError, parseChatRequest, type ChatApprovalRequest } from './chat-request.js';
 import { isValidChatId, memorySessions, type ChatSessions } from './sessions.js';
+import type { SharedTurns } from './shared-turns.js';
 import { TurnStream } from './turn-stream.js';
 import { SSE_DONE, sseFrame, UiChunkWriter } from './ui-chunks.js';
 
@@ -24,14 +41,22 @@ export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 /** How much of a turn's stream is kept for resuming, by default: 4 MiB. */
 export const DEFAULT_MAX_TURN_BUFFER_BYTES = 4 * 1024 * 1024;
 
+/** How far a response may fall behind its turn before it is detached, by default: 1 MiB. */
+export const DEFAULT_MAX_READER_LAG_BYTES = 1024 * 1024;
+
 /** Options of {@link createChatHandler}. */
 export interface ChatHandlerOptions {
   /** The kernel whose tenants' agents answer. */
   readonly kernel: Kernel;
   /** Who sends a request: the tenant it runs as (see `apiKeyAuth`). A request never picks its tenant itself. */
   readonly auth: Authenticate;
-  /** Where the chats' conversations are kept (default: `memorySessions()`). */
+  /** Where the chats' conversations are kept (default: `memorySessions()`; `redisSessions(redis)` for several processes). */
   readonly sessions?: ChatSessions;
+  /**
+   * Where running turns are shared with other processes (`redisTurns(redis)`): a resume or a stop
+   * that reaches another process than the one running the turn. Default: none (one process).
+   */
+  readonly turns?: SharedTurns;
   /**
    * The agent of every chat (`kernel.agent()`'s options but the tenant, which is the request's, and
    * the context, which is the chat's): its system prompt, provider, `maxSteps`, `timeouts`, …
@@ -48,6 +73,12 @@ export interface ChatHandlerOptions {
    * (a resume gets 204); the response that runs it goes on.
    */
   readonly maxTurnBufferBytes?: number;
+  /**
+   * How many bytes of its turn a response may have not read yet (default
+   * {@link DEFAULT_MAX_READER_LAG_BYTES}): a client that reads slower is detached (its connection
+   * closed); the turn goes on, and can be resumed.
+   */
+  readonly maxReaderLagBytes?: number;
   /**
    * The `errorText` of the `error` chunk of a turn that failed. Default: the error's message. Give
    * one that says less when errors may carry what a client should not see.
@@ -72,76 +103,156 @@ export interface ChatHandler {
   idle(): Promise<void>;
 }
 
-/** A chat of a tenant while the handler runs: its agent, and the turn in flight. */
-interface Chat {
-  readonly agent: Agent;
-  turn: { readonly stream: TurnStream; readonly done: Promise<void> } | undefined;
+/** A turn running in this process. */
+interface RunningTurn {
+  readonly stream: TurnStream;
+  /** Aborts the turn (a stop, or the handler's close). */
+  readonly controller: AbortController;
+  readonly done: Promise<void>;
 }
+
+/** What a turn starts with: `run` or `resume` of the chat's agent, with the turn's options. */
+type TurnStart = (options: AgentRunOptions) => Promise<AgentTurnResult>;
+
+/** A chat whose request is being looked at, before its turn runs (a place held in `turns`). */
+const RESERVED = 'reserved';
+
+/** Why a stopped turn's stream ends with `abort`. */
+const STOPPED = 'Stopped by the client';
+const SHUTTING_DOWN = 'The server is shutting down';
 
 /**
  * The chat endpoint of the AI SDK's `useChat` (`DefaultChatTransport`), for the agents of a kernel:
  *
- * - `POST <path>`: a `useChat` request (`id`, `messages`, `trigger`, `messageId`); runs a turn of the
- *   authenticated tenant's agent on the chat `id` with the new user message, and streams it as the
- *   UI message stream v1 (server-sent events of `UIMessageChunk`s, then `data: [DONE]`).
+ * - `POST <path>`: a `useChat` request (`id`, `messages`, `trigger`, `messageId`): a new user
+ *   message runs a turn of the authenticated tenant's agent on chat `id`; approval answers
+ *   (`addToolApprovalResponse`) resume the step that waits for them (`agent.resume({ decisions })`).
+ *   Streamed as the UI message stream v1 (server-sent events of `UIMessageChunk`s, then `data: [DONE]`).
  * - `GET <path>/<id>/stream`: the turn in flight of that chat, from its first chunk; 204 when none.
+ * - `POST <path>/<id>/stop` or `DELETE <path>/<id>/stream`: stops the turn in flight (its stream
+ *   ends with `abort`); 204, or 404 when none runs.
  *
  * Errors are JSON (`{ "error": { "code", "message" } }`): 401 without a known key, 400 for a body
- * that is not JSON or not a `useChat` request and for a bad chat id, 404 for another path, 405 for
- * another method, 409 when the chat has a turn running, 413 for a body over `maxBodyBytes`, 500
- * (saying no more; `onError` is told why) when the server failed, 503 once closed.
+ * that is not JSON or not a `useChat` request, a bad chat id, or an approval id no call waits for;
+ * 404 for another path, a stop without a turn, approval answers to a chat where nothing waits; 405
+ * for another method; 409 when the chat has a turn running or a step waiting for approval (a new
+ * message), or another resume took the step; 413 for a body over `maxBodyBytes`; 429 (with
+ * `Retry-After`) when the tenant's limits refuse the turn's first step; 500 (saying no more;
+ * `onError` is told why) when the server failed; 503 once closed.
  *
  * The turn runs to its end whatever happens to the response: a client that goes away leaves it
- * running, its chunks resumable. Only {@link ChatHandler.close} aborts it.
+ * running, its chunks resumable. Only a stop, or {@link ChatHandler.close}, aborts it.
  */
 export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
   checkHandlerOptions(options);
   const { kernel, auth } = options;
   const sessions = options.sessions ?? memorySessions();
+  const shared = options.turns;
   const base = (options.path ?? '/api/chat').replace(/\/+$/, '');
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const maxTurnBufferBytes = options.maxTurnBufferBytes ?? DEFAULT_MAX_TURN_BUFFER_BYTES;
+  const maxReaderLagBytes = options.maxReaderLagBytes ?? DEFAULT_MAX_READER_LAG_BYTES;
   const errorText = options.errorText ?? defaultErrorText;
   const onError = options.onError ?? ((error: unknown, request: Request) => console.error(`[kosong/server] ${request.method} ${new URL(request.url).pathname} failed: ${defaultErrorText(error)}`));
   const agentOptions = options.agent ?? { systemPrompt: '' };
-  const chats = new Map<string, Promise<Chat>>();
+  /** The chats of this process with a turn running (or a request being looked at), by tenant and chat id. */
+  const turns = new Map<string, RunningTurn | typeof RESERVED>();
+  const agents = new WeakMap<AgentContext, Agent>();
   const running = new Set<Promise<void>>();
   const closing = new AbortController();
 
-  const chatOf = (tenant: string, chatId: string): Promise<Chat> => {
-    const key = `${tenant}\u0000${chatId}`;
-    let chat = chats.get(key);
-    if (chat === undefined) {
-      chat = sessions.open(tenant, chatId).then((context) => ({ agent: kernel.agent({ ...agentOptions, tenant, context }), turn: undefined }));
-      chats.set(key, chat);
-      chat.catch(() => chats.delete(key));
+  const agentOf = (tenant: string, context: AgentContext): Agent => {
+    let agent = agents.get(context);
+    if (agent === undefined) {
+      agent = kernel.agent({ ...agentOptions, tenant, context });
+      agents.set(context, agent);
     }
-    return chat;
+    return agent;
   };
 
-  const findChat = async (tenant: string, chatId: string): Promise<Chat | undefined> => chats.get(`${tenant}\u0000${chatId}`)?.catch(() => undefined);
+  const stopLocal = async (key: string): Promise<boolean> => {
+    const turn = turns.get(key);
+    if (turn === undefined || turn === RESERVED) return false;
+    turn.controller.abort(new Error(STOPPED));
+    await turn.done;
+    return true;
+  };
+  shared?.onStop((tenant, chatId) => void stopLocal(chatKey(tenant, chatId)));
 
-  const startTurn = (chat: Chat, message: Parameters<Agent['run']>[0]): TurnStream => {
-    const stream = new TurnStream(maxTurnBufferBytes);
-    const writer = new UiChunkWriter((chunk) => stream.write(sseFrame(chunk)));
-    writer.start(randomUUID());
+  /**
+   * Runs a turn; resolves with its response once its first step has begun (admitted by the
+   * tenant's limits, the context claimed) or it ended: a turn refused before that gets a 409 or a
+   * 429 instead of a stream.
+   */
+  const startTurn = async (tenant: string, chatId: string, start: TurnStart, continuation?: { readonly messageId: string; readonly denied: readonly string[] }): Promise<Response> => {
+    const key = chatKey(tenant, chatId);
+    const controller = new AbortController();
+    const onClose = (): void => controller.abort(new Error(SHUTTING_DOWN));
+    closing.signal.addEventListener('abort', onClose, { once: true });
+    const stream = new TurnStream(maxTurnBufferBytes, maxReaderLagBytes);
+    const mirror = shared?.begin(tenant, chatId);
+    const write = (frame: string): void => {
+      stream.write(frame);
+      if (stream.replayable) mirror?.write(frame);
+      else mirror?.drop();
+    };
+    const response = stream.reader();
+    const writer = new UiChunkWriter((chunk) => write(sseFrame(chunk)), continuation);
+    writer.start(continuation?.messageId ?? randomUUID());
+    let committed = false;
+    let commit!: () => void;
+    const begun = new Promise<void>((resolve) => (commit = () => void ((committed = true), resolve())));
+    let refusal: Response | undefined;
+    const onEvent = (event: AgentEvent): void => {
+      if (event.type !== 'step_start') commit();
+      writer.event(event);
+    };
     const done = (async () => {
       try {
-        const result = await chat.agent.run(message, { signal: closing.signal, onEvent: (event) => writer.event(event) });
+        const result = await start({ signal: controller.signal, onEvent, hooks: [{ name: 'kosong/server', hooks: { onStepStart: () => commit() } }] });
+        if (result.stopReason === 'approval_required') writer.approvalRequests(result.pendingApprovals ?? []);
         writer.finish(result);
       } catch (error) {
-        if (closing.signal.aborted) writer.abort('The server is shutting down');
+        refusal = committed ? undefined : refusalOf(error);
+        if (refusal === undefined && controller.signal.aborted) writer.abort(abortReason(controller.signal));
         else writer.error(errorText(error));
       } finally {
-        stream.write(SSE_DONE);
+        closing.signal.removeEventListener('abort', onClose);
+        write(SSE_DONE);
         stream.end();
-        chat.turn = undefined;
+        if (refusal === undefined) mirror?.end();
+        else mirror?.drop();
+        const current = turns.get(key);
+        if (current !== undefined && current !== RESERVED && current.stream === stream) turns.delete(key);
       }
     })();
-    chat.turn = { stream, done };
+    const turn: RunningTurn = { stream, controller, done };
+    turns.set(key, turn);
     running.add(done);
     void done.finally(() => running.delete(done));
-    return stream;
+    await Promise.race([begun, done]);
+    if (refusal !== undefined) {
+      await response.cancel();
+      return refusal;
+    }
+    return new Response(response, { status: 200, headers: UI_MESSAGE_STREAM_HEADERS });
+  };
+
+  /** The turn of an approval answer: the pending step resumed with the decisions; or why not. */
+  const resumeTurn = (tenant: string, chatId: string, context: AgentContext, request: ChatApprovalRequest): Promise<Response> | Response => {
+    const pending = context.pendingStep;
+    if (pending === undefined) return jsonError(404, 'no_pending_approval', 'No call waits for approval in this chat');
+    const waiting = new Map(pendingApprovals(pending).map((call) => [approvalIdOf(call), call]));
+    const decisions: Record<string, ApprovalDecision> = {};
+    const denied: string[] = [];
+    for (const response of request.responses) {
+      const call = waiting.get(response.approvalId);
+      if (call === undefined) return jsonError(400, 'unknown_approval', `No call waits for the approval ${JSON.stringify(response.approvalId)} in this chat`);
+      decisions[call.toolCall.id] = response.approved ? { type: 'approve' } : { type: 'deny', ...(response.reason === undefined ? {} : { reason: response.reason }) };
+      if (!response.approved) denied.push(call.toolCall.id);
+    }
+    const agent = agentOf(tenant, context);
+    return startTurn(tenant, chatId, (options) => agent.resume({ ...options, decisions }), { messageId: request.messageId, denied });
   };
 
   const post = async (request: Request, tenant: string): Promise<Response> => {
@@ -160,16 +271,41 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
       if (error instanceof ChatRequestError) return jsonError(400, 'bad_request', `The request body is not a useChat request: ${error.message}`);
       throw error;
     }
-    const chat = await chatOf(tenant, chatRequest.chatId);
-    if (chat.turn !== undefined) return jsonError(409, 'turn_running', 'This chat has a turn running: resume it (GET …/stream) or wait for its end');
-    const stream = startTurn(chat, chatRequest.message);
-    return new Response(stream.reader(), { status: 200, headers: UI_MESSAGE_STREAM_HEADERS });
+    const { chatId } = chatRequest;
+    const key = chatKey(tenant, chatId);
+    if (turns.has(key)) {
+      return chatRequest.kind === 'approval'
+        ? jsonError(409, 'resume_conflict', new ResumeConflictError().message)
+        : jsonError(409, 'turn_running', 'This chat has a turn running: resume it (GET …/stream) or wait for its end');
+    }
+    turns.set(key, RESERVED); // no other request of this chat gets past here until this one's turn is set (or it is refused)
+    try {
+      const context = await sessions.open(tenant, chatId);
+      if (chatRequest.kind === 'approval') return await resumeTurn(tenant, chatId, context, chatRequest);
+      const pending = context.pendingStep;
+      if (pending !== undefined) return jsonError(409, 'approval_pending', new ApprovalPendingError(pendingApprovals(pending)).message.replace(/; resume it with .*$/, ': answer them first (addToolApprovalResponse)'));
+      const agent = agentOf(tenant, context);
+      const message = chatRequest.message;
+      return await startTurn(tenant, chatId, (options) => agent.run(message, options));
+    } finally {
+      if (turns.get(key) === RESERVED) turns.delete(key);
+    }
   };
 
   const resume = async (tenant: string, chatId: string): Promise<Response> => {
-    const turn = (await findChat(tenant, chatId))?.turn;
-    if (turn === undefined || turn.stream.done || !turn.stream.replayable) return new Response(null, { status: 204 });
-    return new Response(turn.stream.reader(), { status: 200, headers: UI_MESSAGE_STREAM_HEADERS });
+    const turn = turns.get(chatKey(tenant, chatId));
+    if (turn !== undefined && turn !== RESERVED) {
+      if (turn.stream.done || !turn.stream.replayable) return new Response(null, { status: 204 });
+      return new Response(turn.stream.reader(), { status: 200, headers: UI_MESSAGE_STREAM_HEADERS });
+    }
+    const elsewhere = await shared?.resume(tenant, chatId);
+    if (elsewhere === undefined) return new Response(null, { status: 204 });
+    return new Response(elsewhere, { status: 200, headers: UI_MESSAGE_STREAM_HEADERS });
+  };
+
+  const stop = async (tenant: string, chatId: string): Promise<Response> => {
+    if ((await stopLocal(chatKey(tenant, chatId))) || (await shared?.stop(tenant, chatId)) === true) return new Response(null, { status: 204 });
+    return jsonError(404, 'no_turn', 'This chat has no turn running');
   };
 
   const handle = async (request: Request): Promise<Response> => {
@@ -180,15 +316,16 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
       return jsonError(400, 'bad_url', 'The request URL cannot be read');
     }
     const route = routeOf(pathname, base);
-    if (route === undefined) return jsonError(404, 'not_found', `No route ${pathname}: POST ${base}, GET ${base}/<chat id>/stream`);
-    const method = route.kind === 'chat' ? 'POST' : 'GET';
-    if (request.method !== method) return jsonError(405, 'method_not_allowed', `${pathname} takes ${method}, not ${request.method}`, { allow: method });
-    if (closing.signal.aborted) return jsonError(503, 'closed', 'The server is shutting down');
+    if (route === undefined) return jsonError(404, 'not_found', `No route ${pathname}: POST ${base}, GET or DELETE ${base}/<chat id>/stream, POST ${base}/<chat id>/stop`);
+    const methods = ROUTE_METHODS[route.kind];
+    if (!methods.includes(request.method)) return jsonError(405, 'method_not_allowed', `${pathname} takes ${methods.join(' or ')}, not ${request.method}`, { allow: methods.join(', ') });
+    if (closing.signal.aborted) return jsonError(503, 'closed', SHUTTING_DOWN);
     try {
       const tenant = await auth(request);
       if (typeof tenant !== 'string' || tenant === '') return jsonError(401, 'unauthorized', 'A valid API key is required (Authorization: Bearer <key>)', { 'www-authenticate': 'Bearer' });
       if (route.kind === 'chat') return await post(request, tenant);
       if (!isValidChatId(route.chatId)) return jsonError(400, 'bad_chat_id', 'The chat id must be 1 to 128 letters, digits, "_", "-" or "." (not first)');
+      if (route.kind === 'stop' || request.method === 'DELETE') return await stop(tenant, route.chatId);
       return await resume(tenant, route.chatId);
     } catch (error) {
       try {
@@ -210,18 +347,58 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
       closing.abort(new Error('The chat handler was closed'));
       await idle();
       await sessions.close();
+      await shared?.close();
     },
   });
 }
 
-type Route = { readonly kind: 'chat' } | { readonly kind: 'stream'; readonly chatId: string };
+/** The key of a chat in this process: its tenant and its id. */
+function chatKey(tenant: string, chatId: string): string {
+  return `${tenant}\u0000${chatId}`;
+}
 
-/** The route of a path: the chat route, a chat's stream (its id decoded), or none. */
+function abortReason(signal: AbortSignal): string {
+  const reason: unknown = signal.reason;
+  return reason instanceof Error && (reason.message === STOPPED || reason.message === SHUTTING_DOWN) ? reason.message : SHUTTING_DOWN;
+}
+
+/**
+ * The response of a turn refused before its first step began, instead of a stream: 409 when
+ * another turn took the chat (`ResumeConflictError`) or a step waits, 404 when nothing waits any
+ * more, 429 when the tenant's limits refused; `undefined` for any other failure (the stream
+ * carries it as an `error` chunk).
+ */
+function refusalOf(error: unknown): Response | undefined {
+  if (ResumeConflictError.isInstance(error)) return jsonError(409, 'resume_conflict', error.message);
+  if (ApprovalPendingError.isInstance(error)) return jsonError(409, 'approval_pending', error.message);
+  if (NoPendingApprovalError.isInstance(error)) return jsonError(404, 'no_pending_approval', 'No call waits for approval in this chat');
+  if (TenantLimitError.isInstance(error)) {
+    return limitError(error.retryAfterMs, { code: 'tenant_limit', message: error.message, limit: error.limit, max: error.max, current: error.current, retryAfterMs: error.retryAfterMs ?? null });
+  }
+  if (TenantBudgetExceededError.isInstance(error)) {
+    return limitError(error.retryAfterMs, { code: 'tenant_budget_exceeded', message: error.message, reason: error.reason, budgetUsd: error.budgetUsd, spentUsd: error.spentUsd, per: error.per, retryAfterMs: error.retryAfterMs });
+  }
+  return undefined;
+}
+
+/** A 429 with `Retry-After` in whole seconds, rounded up (none for a cap, which frees when a running step ends). */
+function limitError(retryAfterMs: number | undefined, error: Record<string, unknown>): Response {
+  const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' };
+  if (retryAfterMs !== undefined) headers['retry-after'] = String(Math.ceil(Math.max(0, retryAfterMs) / 1000));
+  return new Response(JSON.stringify({ error }), { status: 429, headers });
+}
+
+type Route = { readonly kind: 'chat' } | { readonly kind: 'stream' | 'stop'; readonly chatId: string };
+
+/** The methods of each route. */
+const ROUTE_METHODS: Readonly<Record<Route['kind'], readonly string[]>> = { chat: ['POST'], stream: ['GET', 'DELETE'], stop: ['POST'] };
+
+/** The route of a path: the chat route, a chat's stream or stop (its id decoded), or none. */
 function routeOf(pathname: string, base: string): Route | undefined {
   if (pathname === base || pathname === `${base}/`) return { kind: 'chat' };
   if (!pathname.startsWith(`${base}/`)) return undefined;
   const rest = pathname.slice(base.length + 1);
-  const match = /^([^/]+)\/stream\/?$/.exec(rest);
+  const match = /^([^/]+)\/(stream|stop)\/?$/.exec(rest);
   if (!match) return undefined;
   let chatId: string;
   try {
@@ -229,7 +406,7 @@ function routeOf(pathname: string, base: string): Route | undefined {
   } catch {
     chatId = match[1]!; // not a valid chat id: refused as such
   }
-  return { kind: 'stream', chatId };
+  return { kind: match[2] === 'stop' ? 'stop' : 'stream', chatId };
 }
 
 const TOO_LARGE = Symbol('too large');
@@ -271,10 +448,12 @@ const HANDLER_OPTIONS: KnownOptions<ChatHandlerOptions> = {
   kernel: true,
   auth: true,
   sessions: true,
+  turns: true,
   agent: true,
   path: true,
   maxBodyBytes: true,
   maxTurnBufferBytes: true,
+  maxReaderLagBytes: true,
   errorText: true,
   onError: true,
 };
@@ -283,7 +462,7 @@ const HANDLER_OPTIONS: KnownOptions<ChatHandlerOptions> = {
 function checkHandlerOptions(options: ChatHandlerOptions): void {
   checkKnownOptions('createChatHandler', options, HANDLER_OPTIONS);
   if (typeof options.auth !== 'function') throw new TypeError('createChatHandler: auth must be a function (apiKeyAuth(...) or your own authenticate)');
-  for (const name of ['maxBodyBytes', 'maxTurnBufferBytes'] as const) {
+  for (const name of ['maxBodyBytes', 'maxTurnBufferBytes', 'maxReaderLagBytes'] as const) {
     const value = options[name];
     if (value !== undefined && (!Number.isSafeInteger(value) || value <= 0)) throw new TypeError(`createChatHandler: ${name} must be a positive integer of bytes, got ${String(value)}`);
   }

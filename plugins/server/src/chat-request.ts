@@ -2,11 +2,39 @@ import type { ContentPart, Message } from '@kosong/core';
 
 import { isValidChatId } from './sessions.js';
 
-/** A `useChat` request body, checked: the chat's id and the new user message. */
-export interface ChatRequest {
+/**
+ * A `useChat` request body, checked: a new user message to a chat, or the client's answers to the
+ * calls that wait for approval in it.
+ */
+export type ChatRequest = ChatMessageRequest | ChatApprovalRequest;
+
+/** A new user message to chat `chatId`. */
+export interface ChatMessageRequest {
+  readonly kind: 'message';
   readonly chatId: string;
   /** The new user message: the last of the request's `messages`. */
   readonly message: Message;
+}
+
+/**
+ * The approval answers of a `useChat` client (`addToolApprovalResponse`, then a `submit-message`
+ * whose last message is the assistant message with tool parts in state `approval-responded`).
+ */
+export interface ChatApprovalRequest {
+  readonly kind: 'approval';
+  readonly chatId: string;
+  /** The id of the assistant message the answers are in (the client continues it). */
+  readonly messageId: string;
+  /** Each answered call: its `approvalId`, and the answer. */
+  readonly responses: readonly ApprovalResponse[];
+}
+
+/** One answer of a {@link ChatApprovalRequest}. */
+export interface ApprovalResponse {
+  readonly approvalId: string;
+  readonly approved: boolean;
+  /** Why (for a denial: what the model is told). */
+  readonly reason?: string;
 }
 
 /** Why a request body is not a `useChat` request. */
@@ -16,9 +44,13 @@ export class ChatRequestError extends Error {
 
 /**
  * Reads a `useChat` request body (`{ id, messages, trigger, messageId }`, as `DefaultChatTransport`
- * sends it). Only the last message is read, and it must be a user message: the server keeps the
- * conversation, so the client's copy of the earlier messages is ignored, and a request that would
- * rewrite it — `trigger: 'regenerate-message'`, or a `messageId` (an edited message) — is refused.
+ * sends it). Only the last message is read: the server keeps the conversation, so the client's copy
+ * of the earlier messages is ignored, and a request that would rewrite it — `trigger:
+ * 'regenerate-message'`, or a `messageId` of a user message (an edited message) — is refused.
+ *
+ * The last message is either the new user message, or the assistant message whose tool parts the
+ * client answered (`state: 'approval-responded'`, `approval: { id, approved, reason }`); then
+ * `messageId`, if given, is that message's id.
  *
  * The user message's `text` parts become text; its `file` parts with an `image/`, `audio/` or
  * `video/` media type become image, audio or video parts (by their URL); any other part is refused.
@@ -33,14 +65,38 @@ export function parseChatRequest(body: unknown): ChatRequest {
     if (trigger === 'regenerate-message') throw new ChatRequestError('trigger "regenerate-message" is not supported: the server keeps the conversation, and a request never rewrites it');
     throw new ChatRequestError(`trigger must be "submit-message" (got ${JSON.stringify(trigger)})`);
   }
-  if (messageId !== undefined && messageId !== null) throw new ChatRequestError('messageId (an edited message) is not supported: the server keeps the conversation, and a request never rewrites it');
   if (!Array.isArray(messages) || messages.length === 0) throw new ChatRequestError('messages must be a non-empty array');
   const last: unknown = messages[messages.length - 1];
-  if (!isRecord(last) || last.role !== 'user') throw new ChatRequestError('the last of messages must be the new user message (role "user")');
+  if (isRecord(last) && last.role === 'assistant') return approvalRequest(id, last, messageId);
+  if (messageId !== undefined && messageId !== null) throw new ChatRequestError('messageId (an edited message) is not supported: the server keeps the conversation, and a request never rewrites it');
+  if (!isRecord(last) || last.role !== 'user') throw new ChatRequestError('the last of messages must be the new user message (role "user"), or an assistant message with approval responses');
   if (!Array.isArray(last.parts)) throw new ChatRequestError('the user message must have parts (an array)');
   const content: ContentPart[] = last.parts.map((part: unknown, index: number) => contentPart(part, index));
   if (content.length === 0) throw new ChatRequestError('the user message has no parts');
-  return { chatId: id, message: { role: 'user', content } };
+  return { kind: 'message', chatId: id, message: { role: 'user', content } };
+}
+
+/** The approval answers in the client's assistant message (its tool parts in state `approval-responded`). */
+function approvalRequest(chatId: string, message: Record<string, unknown>, messageId: unknown): ChatApprovalRequest {
+  const id = message.id;
+  if (typeof id !== 'string' || id === '') throw new ChatRequestError('the assistant message must have an id');
+  if (messageId !== undefined && messageId !== null && messageId !== id) throw new ChatRequestError('messageId must be the id of the last message (the assistant message with the approval responses)');
+  if (!Array.isArray(message.parts)) throw new ChatRequestError('the assistant message must have parts (an array)');
+  const responses: ApprovalResponse[] = [];
+  const seen = new Set<string>();
+  message.parts.forEach((part: unknown, index: number) => {
+    if (!isRecord(part) || part.state !== 'approval-responded') return;
+    const approval = part.approval;
+    if (!isRecord(approval) || typeof approval.id !== 'string' || typeof approval.approved !== 'boolean') {
+      throw new ChatRequestError(`parts[${index}] of the assistant message is approval-responded without an approval { id, approved }`);
+    }
+    if (approval.reason !== undefined && typeof approval.reason !== 'string') throw new ChatRequestError(`parts[${index}].approval.reason must be a string`);
+    if (seen.has(approval.id)) throw new ChatRequestError(`the approval ${JSON.stringify(approval.id)} is answered twice`);
+    seen.add(approval.id);
+    responses.push({ approvalId: approval.id, approved: approval.approved, ...(typeof approval.reason === 'string' ? { reason: approval.reason } : {}) });
+  });
+  if (responses.length === 0) throw new ChatRequestError('the last message is an assistant message without approval responses: send a user message, or answer the calls that wait (addToolApprovalResponse)');
+  return { kind: 'approval', chatId, messageId: id, responses };
 }
 
 function contentPart(part: unknown, index: number): ContentPart {

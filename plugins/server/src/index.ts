@@ -6,15 +6,19 @@
  * @module
  */
 export { apiKeyAuth, hashApiKey, presentedApiKey, type ApiKeyEntry, type Authenticate } from './auth.js';
+export { approvalIdOf } from './approval-id.js';
 export {
   createChatHandler,
   DEFAULT_MAX_BODY_BYTES,
+  DEFAULT_MAX_READER_LAG_BYTES,
   DEFAULT_MAX_TURN_BUFFER_BYTES,
   UI_MESSAGE_STREAM_HEADERS,
   type ChatHandler,
   type ChatHandlerOptions,
 } from './chat-handler.js';
-export { ChatRequestError, parseChatRequest, type ChatRequest } from './chat-request.js';
+export { ChatRequestError, parseChatRequest, type ApprovalResponse, type ChatApprovalRequest, type ChatMessageRequest, type ChatRequest } from './chat-request.js';
+export type { SharedTurns, SharedTurnWriter } from './shared-turns.js';
+export { TurnReaderDetachedError } from './turn-stream.js';
 export { directorySessions, isValidChatId, memorySessions, type ChatSessions } from './sessions.js';
 export { createServer, mountChatHandler, type ServerOptions } from './server.js';
 export { SSE_DONE, sseFrame, UiChunkWriter, type ChatMessageMetadata, type UiFinishReason, type UiMessageChunk } from './ui-chunks.js';

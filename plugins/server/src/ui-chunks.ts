@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 
-import { inputTokens, totalTokens, type AgentEvent, type AgentTurnResult, type FinishReason, type TokenUsage, type ToolResult } from '@kosong/core';
+import { inputTokens, totalTokens, type AgentEvent, type AgentTurnResult, type FinishReason, type PendingApproval, type TokenUsage, type ToolResult } from '@kosong/core';
+
+import { approvalIdOf } from './approval-id.js';
 
 /** The message metadata of the `finish` chunk: the turn's usage and how it ended. */
 export interface ChatMessageMetadata {
@@ -43,6 +45,8 @@ export type UiMessageChunk =
   | { readonly type: 'tool-input-available'; readonly toolCallId: string; readonly toolName: string; readonly input: unknown; readonly dynamic: true }
   | { readonly type: 'tool-output-available'; readonly toolCallId: string; readonly output: unknown; readonly dynamic: true }
   | { readonly type: 'tool-output-error'; readonly toolCallId: string; readonly errorText: string; readonly dynamic: true }
+  | { readonly type: 'tool-approval-request'; readonly approvalId: string; readonly toolCallId: string }
+  | { readonly type: 'tool-output-denied'; readonly toolCallId: string }
   | { readonly type: 'finish'; readonly finishReason?: UiFinishReason; readonly messageMetadata?: unknown }
   | { readonly type: 'error'; readonly errorText: string }
   | { readonly type: 'abort'; readonly reason?: string };
@@ -67,8 +71,24 @@ export class UiChunkWriter {
   private streamingCall: string | undefined;
   private inStep = false;
   private lastFinish: FinishReason | undefined;
+  /** The calls denied in this turn: their results are `tool-output-denied`. */
+  private readonly denied: Set<string>;
+  /** A continuation's first step is the pending step, whose `start-step` the client already has. */
+  private continuedStep: boolean;
 
-  constructor(private readonly send: (chunk: UiMessageChunk) => void) {}
+  /**
+   * @param send where the chunks go, in order.
+   * @param continuation a turn that goes on with a step that waited for approval (the client's
+   *   assistant message continues): its first step sends no `start-step`/`finish-step`, and the
+   *   calls in `denied` get `tool-output-denied`.
+   */
+  constructor(
+    private readonly send: (chunk: UiMessageChunk) => void,
+    continuation?: { readonly denied: Iterable<string> },
+  ) {
+    this.denied = new Set(continuation?.denied ?? []);
+    this.continuedStep = continuation !== undefined;
+  }
 
   /** The first chunk. */
   start(messageId: string): void {
@@ -81,13 +101,14 @@ export class UiChunkWriter {
       case 'step_start':
         if (!this.inStep) {
           this.inStep = true;
-          this.send({ type: 'start-step' });
+          if (!this.continuedStep) this.send({ type: 'start-step' });
         }
         return;
       case 'part':
         this.part(event.part);
         return;
       case 'tool_call': {
+        if (this.continuedStep) return; // the client has the pending step's calls
         this.closePart();
         if (this.streamingCall === event.toolCall.id) this.streamingCall = undefined;
         const call = event.toolCall;
@@ -106,17 +127,26 @@ export class UiChunkWriter {
         this.lastFinish = event.finishReason;
         this.endStep();
         return;
+      case 'approval_decision':
+        if (event.decision.type === 'deny') this.denied.add(event.toolCall.id);
+        return;
       default:
-        // approval_request and approval_decision: approvals over HTTP are not there yet.
+        // approval_request: a call is asked about; it waits only if deferred (see approvalRequests).
         return;
     }
+  }
+
+  /** A `tool-approval-request` per call that waits for approval (the turn ended `approval_required`). */
+  approvalRequests(pending: readonly PendingApproval[]): void {
+    this.endStep();
+    for (const call of pending) this.send({ type: 'tool-approval-request', approvalId: approvalIdOf(call), toolCallId: call.toolCall.id });
   }
 
   /** The last chunk of a turn that returned. */
   finish(result: AgentTurnResult): void {
     this.endStep();
     const metadata: ChatMessageMetadata = { usage: usageMetadata(result.usage), stopReason: result.stopReason, steps: result.steps };
-    const finishReason: UiFinishReason = result.stopReason === 'no_tool_calls' ? uiFinishReason(this.lastFinish) : result.stopReason === 'max_steps' ? 'tool-calls' : 'other';
+    const finishReason: UiFinishReason = result.stopReason === 'no_tool_calls' ? uiFinishReason(this.lastFinish) : 'tool-calls';
     this.send({ type: 'finish', finishReason, messageMetadata: metadata });
   }
 
@@ -170,6 +200,10 @@ export class UiChunkWriter {
 
   private toolResult(result: ToolResult): void {
     if (result.deferred === true) return; // waits for approval: not a result
+    if (this.denied.has(result.toolCallId)) {
+      this.send({ type: 'tool-output-denied', toolCallId: result.toolCallId });
+      return;
+    }
     const value = result.returnValue;
     if (value.isError) {
       const output = typeof value.output === 'string' ? value.output : '';
@@ -191,7 +225,8 @@ export class UiChunkWriter {
     this.streamingCall = undefined;
     if (this.inStep) {
       this.inStep = false;
-      this.send({ type: 'finish-step' });
+      if (this.continuedStep) this.continuedStep = false;
+      else this.send({ type: 'finish-step' });
     }
   }
 }

@@ -51,7 +51,7 @@ describe('@kosong/server: bad input', () => {
       [{ messages: [user] }, /id must be a chat id/],
       [{ id: 'c1' }, /messages must be a non-empty array/],
       [{ id: 'c1', messages: [] }, /messages must be a non-empty array/],
-      [{ id: 'c1', messages: [{ ...user, role: 'assistant' }] }, /last of messages must be the new user message/],
+      [{ id: 'c1', messages: [{ ...user, role: 'assistant' }] }, /an assistant message without approval responses/],
       [{ id: 'c1', messages: [{ id: 'u1', role: 'user' }] }, /must have parts/],
       [{ id: 'c1', messages: [{ ...user, parts: [] }] }, /has no parts/],
       [{ id: 'c1', messages: [{ ...user, parts: [{ type: 'text', text: 3 }] }] }, /text of the user message must be a string/],
@@ -81,7 +81,10 @@ describe('@kosong/server: bad input', () => {
     expect(get.headers.get('allow')).to.equal('POST');
     const postStream = await post(server, '{}', KEYS.acme, '/api/chat/c1/stream');
     expect(postStream.status).to.equal(405);
-    expect(postStream.headers.get('allow')).to.equal('GET');
+    expect(postStream.headers.get('allow')).to.equal('GET, DELETE');
+    const getStop = await fetch(`${server.url}/api/chat/c1/stop`, { headers: { authorization: `Bearer ${KEYS.acme}` } });
+    expect(getStop.status).to.equal(405);
+    expect(getStop.headers.get('allow')).to.equal('POST');
     const del = await fetch(`${server.url}/api/chat`, { method: 'DELETE', headers: { authorization: `Bearer ${KEYS.acme}` } });
     expect(del.status).to.equal(405);
   });

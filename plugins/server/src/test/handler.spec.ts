@@ -1,11 +1,11 @@
 import { expect } from 'chai';
 
-import { Kernel, requireApproval } from '@kosong/core';
+import { Kernel } from '@kosong/core';
 import { EchoChatProvider, MockChatProvider } from '@kosong/provider-echo';
 
 import { apiKeyAuth, hashApiKey } from '../auth.js';
 import { createChatHandler, type ChatHandler } from '../chat-handler.js';
-import { TurnStream } from '../turn-stream.js';
+import { TurnReaderDetachedError, TurnStream } from '../turn-stream.js';
 import { chatBody, localToolset, sseData } from './support.js';
 
 describe('@kosong/server: the framework-neutral handler (Request → Response, no Fastify)', () => {
@@ -47,22 +47,6 @@ describe('@kosong/server: the framework-neutral handler (Request → Response, n
     }
   });
 
-  it('approvals over HTTP are not there yet: a call that needs one ends the turn approval_required, and the next message gets an error chunk', async () => {
-    kernel.tenants.define('careful', { provider: new EchoChatProvider(), toolset: requireApproval(localToolset()) });
-    const careful = createChatHandler({ kernel, auth: () => 'careful' });
-    try {
-      const script = 'tool_call: {"id": "c1", "name": "add", "arguments": "{\\"a\\": 1, \\"b\\": 2}"}';
-      const first = sseData(await (await careful(new Request('http://localhost/api/chat', { method: 'POST', body: chatBody('a1', script) }))).text()) as { type: string }[];
-      expect(first.map((c) => c.type)).to.not.include('tool-output-available');
-      expect(first.find((c) => c.type === 'finish')).to.deep.include({ finishReason: 'other' });
-      expect((first.find((c) => c.type === 'finish') as unknown as { messageMetadata: { stopReason: string } }).messageMetadata.stopReason).to.equal('approval_required');
-      const next = sseData(await (await careful(new Request('http://localhost/api/chat', { method: 'POST', body: chatBody('a1', 'text: hi') }))).text()) as { type: string }[];
-      expect(next.map((c) => c.type)).to.include('error');
-    } finally {
-      await careful.close();
-    }
-  });
-
   it('refuses an option it does not know, no auth, or a size that is no positive integer (fail closed)', () => {
     const auth = apiKeyAuth([{ sha256: hashApiKey('k'), tenant: 'acme' }]);
     expect(() => createChatHandler({ kernel, auth, maxBodyByte: 10 } as never)).to.throw(TypeError, /unknown option "maxBodyByte"/);
@@ -94,9 +78,9 @@ describe('@kosong/server: TurnStream, the bounded buffer of a turn', () => {
     expect(await Promise.all([text(early), text(late)])).to.deep.equal(['abc', 'abc']);
   });
 
-  it('past its bound it is no longer replayable, and a reader that fell too far behind is cut off while the others go on', async () => {
-    const turn = new TurnStream(10);
-    const slow = turn.reader();
+  it('past its bound it is no longer replayable; a reader more than maxLagBytes behind is detached (its stream errors) while the others go on', async () => {
+    const turn = new TurnStream(10, 8);
+    const slow = turn.reader().getReader();
     const fast = turn.reader();
     const fastReader = fast.getReader();
     const decoder = new TextDecoder();
@@ -109,8 +93,14 @@ describe('@kosong/server: TurnStream, the bounded buffer of a turn', () => {
     expect(turn.replayable).to.equal(false);
     expect((await fastReader.read()).done).to.equal(true);
     expect(fastText).to.equal('000111222333444555');
-    const slowText = await text(slow);
-    expect(slowText.length).to.be.lessThan(fastText.length); // it lost what was dropped, and ended
+    expect(turn.readers).to.equal(0);
+    let error: unknown;
+    try {
+      for (;;) if ((await slow.read()).done) break;
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).to.be.instanceOf(TurnReaderDetachedError); // never a clean end that would look like the whole turn
   });
 
   it('a cancelled reader holds nothing back', async () => {

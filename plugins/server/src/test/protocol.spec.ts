@@ -5,7 +5,7 @@ import { EchoChatProvider } from '@kosong/provider-echo';
 import type { Message } from '@kosong/core';
 
 import { memorySessions, type ChatSessions } from '../sessions.js';
-import { KEYS, NodeChat, chatBody, post, sseData, startServer, transport, type TestServer } from './support.js';
+import { KEYS, NodeChat, chatBody, expectKnownChunks, post, sseData, startServer, transport, type TestServer } from './support.js';
 
 /** Two steps: thinking, text and two tool calls (one streamed in fragments, one failing), then an answer. */
 const SCRIPT = [
@@ -126,6 +126,7 @@ describe('@kosong/server: the UI message stream, read by the AI SDK', () => {
     const chunks = events.slice(0, -1) as { type: string }[];
     const known = new Set(['start', 'start-step', 'finish-step', 'text-start', 'text-delta', 'text-end', 'reasoning-start', 'reasoning-delta', 'reasoning-end', 'tool-input-start', 'tool-input-delta', 'tool-input-available', 'tool-output-available', 'tool-output-error', 'finish', 'error', 'abort']);
     for (const chunk of chunks) expect(known.has(chunk.type), chunk.type).to.equal(true);
+    await expectKnownChunks(chunks);
     expect(chunks[0]!.type).to.equal('start');
     expect(chunks.at(-1)!.type).to.equal('finish');
     expect(chunks.filter((c) => c.type === 'start-step')).to.have.length(2);

@@ -1,4 +1,5 @@
-import { AbstractChat, DefaultChatTransport, type ChatState, type ChatStatus, type UIMessage } from 'ai';
+import { AbstractChat, DefaultChatTransport, uiMessageChunkSchema, type ChatInit, type ChatState, type ChatStatus, type UIMessage } from 'ai';
+import { expect } from 'chai';
 
 import { Kernel, toolError, toolOk, type ChatProvider, type Toolset } from '@kosong/core';
 import type { FastifyInstance } from 'fastify';
@@ -86,8 +87,17 @@ class ArrayChatState implements ChatState<UIMessage> {
 
 /** The AI SDK's `Chat` (its `AbstractChat`, as `@ai-sdk/react` extends it) in Node. */
 export class NodeChat extends AbstractChat<UIMessage> {
-  constructor(options: { id: string; transport: DefaultChatTransport<UIMessage>; onError?: (error: Error) => void }) {
+  constructor(options: { id: string; transport: DefaultChatTransport<UIMessage>; onError?: (error: Error) => void; sendAutomaticallyWhen?: NonNullable<ChatInit<UIMessage>['sendAutomaticallyWhen']> }) {
     super({ ...options, state: new ArrayChatState() });
+  }
+}
+
+/** Resolves once `condition()` holds (checked every 10 ms); rejects after `timeoutMs`. */
+export async function waitFor(condition: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
 
@@ -112,4 +122,14 @@ export function sseData(text: string): unknown[] {
     .filter((event) => event.startsWith('data: '))
     .map((event) => event.slice('data: '.length))
     .map((data) => (data === '[DONE]' ? data : (JSON.parse(data) as unknown)));
+}
+
+/** Checks each chunk (the `[DONE]` string aside) against the AI SDK's own `uiMessageChunkSchema`: no type or field it does not know. */
+export async function expectKnownChunks(chunks: readonly unknown[]): Promise<void> {
+  const schema = uiMessageChunkSchema();
+  for (const chunk of chunks) {
+    if (chunk === '[DONE]') continue;
+    const result = await schema.validate!(chunk);
+    expect(result.success, `${JSON.stringify(chunk)} is a UIMessageChunk`).to.equal(true);
+  }
 }
