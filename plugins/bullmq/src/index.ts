@@ -8,6 +8,8 @@
  * - {@link TurnQueue} / {@link AgentWorker}: agent turns as jobs, one per session at a time, events on
  *   a Redis stream, cancellation, recovery after a worker dies; approval decisions signed with a
  *   secret Redis never holds (`approvalSecret`);
+ * - {@link RedisGovernance} / {@link RedisUsageLedger}: tenant limits (caps, pacing, budgets) and
+ *   the usage ledger in Redis, the same for every worker's kernel;
  * - {@link bullmqPlugin}: remote toolsets for a kernel's tenants.
  *
  * @packageDocumentation
@@ -34,4 +36,6 @@ export {
   type TerminalTurnEvent,
   type TurnEvent,
 } from './turn-events.js';
+export { RedisGovernance, type RedisGovernanceOptions } from './governance/redis-governance.js';
+export { RedisUsageLedger, type RedisUsageLedgerOptions } from './governance/redis-usage-ledger.js';
 export { bullmqPlugin, type BullmqPlugin, type BullmqPluginOptions } from './bullmq-plugin.js';

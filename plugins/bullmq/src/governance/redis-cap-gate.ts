@@ -1,0 +1,220 @@
+/**
+ * A tenant's concurrency cap held in Redis: a leased place per holder, shared by every worker.
+ *
+ * @module
+ */
+import type { CapGate, CapKind } from '@kosong/core/kernel';
+import { asUnavailable } from '../connection.js';
+
+/** What a {@link RedisCapGate} needs of its store. @internal */
+export interface CapGateHost {
+  /** One attempt at a place: `[1, holders]` taken, `[0, holders]` full. */
+  acquire(key: string, holder: string, cap: number): Promise<[number, number]>;
+  /** Gives a place back (best effort: a place not given back ends with its lease). */
+  release(key: string, holder: string): void;
+  /** A new holder id, unique across workers. */
+  newHolder(): string;
+  /** How long a waiter waits before it looks again for a place freed on another worker (ms). */
+  readonly pollMs: number;
+  /** The gate holds places (`true`) or none any more (`false`): their leases are renewed meanwhile. */
+  track(gate: RedisCapGate, holding: boolean): void;
+}
+
+/** One queued acquirer. */
+interface Waiter {
+  readonly resolve: () => void;
+  readonly reject: (error: unknown) => void;
+  readonly signal: AbortSignal | undefined;
+  readonly onAbort: () => void;
+  timer: ReturnType<typeof setTimeout> | undefined;
+  done: boolean;
+}
+
+/** The cap of a gate without one (it still counts its holders, so that a cap set again counts them). */
+const NO_CAP = Number.MAX_SAFE_INTEGER;
+
+/**
+ * At most `cap` holders of a tenant's places at once, over every worker on the Redis: each place is
+ * a member of a sorted set, scored with the expiry of its lease (renewed by its worker while it
+ * holds it; a worker killed meanwhile loses its places when their leases run out). Acquirers of this
+ * process queue in arrival order: the first one tries, and again when a place of this process is
+ * given back or the cap changes, else every `pollMs` (a place freed on another worker is seen so).
+ * Places of this process are interchangeable: giving one back gives back any of them. @internal
+ */
+export class RedisCapGate implements CapGate {
+  #cap: number | undefined;
+  /** Holders across workers, as last seen. */
+  #seen = 0;
+  /** The ids of this process's places in Redis. */
+  readonly #held: string[] = [];
+  /** Places of this process whose lease ran out while they were held: their release gives nothing back. */
+  #lost = 0;
+  readonly #queue: Waiter[] = [];
+  #pumping = false;
+  #wake: (() => void) | undefined;
+  #closed: unknown;
+
+  constructor(
+    private readonly host: CapGateHost,
+    /** The holders' key. */
+    readonly key: string,
+    readonly tenant: string,
+    readonly kind: CapKind,
+    cap: number | undefined,
+  ) {
+    this.#cap = cap;
+  }
+
+  get cap(): number | undefined {
+    return this.#cap;
+  }
+
+  /** Holders across workers, as Redis answered the last attempt of this process. */
+  get active(): number {
+    return this.#seen;
+  }
+
+  get waiting(): number {
+    return this.#queue.length;
+  }
+
+  /** The ids of the places this process holds (for the renewal of their leases). */
+  get held(): readonly string[] {
+    return this.#held;
+  }
+
+  setCap(cap: number | undefined): void {
+    this.#cap = cap;
+    this.#wake?.();
+  }
+
+  tryAcquire(): Promise<boolean> {
+    if (this.#closed !== undefined) return Promise.reject(this.#closed);
+    if (this.#queue.length > 0) return Promise.resolve(false);
+    return this.#attempt();
+  }
+
+  acquire(signal: AbortSignal | undefined, maxWaitMs: number, timeout: () => Error): Promise<void> {
+    if (this.#closed !== undefined) return Promise.reject(this.#closed);
+    if (signal?.aborted) return Promise.reject(signal.reason as unknown);
+    return new Promise<void>((resolve, reject) => {
+      const waiter: Waiter = {
+        resolve,
+        reject,
+        signal,
+        timer: undefined,
+        done: false,
+        onAbort: () => this.#leave(waiter, signal!.reason),
+      };
+      waiter.timer = setTimeout(() => this.#leave(waiter, timeout()), maxWaitMs);
+      signal?.addEventListener('abort', waiter.onAbort, { once: true });
+      this.#queue.push(waiter);
+      void this.#pump();
+    });
+  }
+
+  release(): void {
+    if (this.#lost > 0) {
+      this.#lost--;
+    } else {
+      const holder = this.#held.pop();
+      if (holder === undefined) return;
+      this.#seen = Math.max(0, this.#seen - 1);
+      this.host.release(this.key, holder);
+      if (this.#held.length === 0) this.host.track(this, false);
+    }
+    this.#wake?.();
+  }
+
+  close(reason: unknown): void {
+    this.#closed = reason;
+    for (const waiter of [...this.#queue]) this.#leave(waiter, reason);
+  }
+
+  /** Places whose lease ran out while held (the renewal found them gone): no longer in Redis. */
+  lostPlaces(holders: readonly string[]): void {
+    for (const holder of holders) {
+      const at = this.#held.indexOf(holder);
+      if (at < 0) continue;
+      this.#held.splice(at, 1);
+      this.#lost++;
+    }
+    if (this.#held.length === 0) this.host.track(this, false);
+  }
+
+  /** One attempt at a place in Redis. */
+  async #attempt(): Promise<boolean> {
+    const holder = this.host.newHolder();
+    let reply: [number, number];
+    try {
+      reply = await this.host.acquire(this.key, holder, this.#cap ?? NO_CAP);
+    } catch (error) {
+      throw asUnavailable(error, `Tenant "${this.tenant}": cannot count its ${this.kind === 'steps' ? 'steps' : 'tool calls'} in Redis`);
+    }
+    this.#seen = reply[1];
+    if (reply[0] !== 1) return false;
+    this.#held.push(holder);
+    if (this.#held.length === 1) this.host.track(this, true);
+    return true;
+  }
+
+  /** Lets the queue's first waiter try until it has a place or leaves, then the next one. */
+  async #pump(): Promise<void> {
+    if (this.#pumping) return;
+    this.#pumping = true;
+    try {
+      for (;;) {
+        const head = this.#queue.find((w) => !w.done);
+        if (head === undefined) return;
+        let taken: boolean;
+        try {
+          taken = await this.#attempt();
+        } catch (error) {
+          // Redis cannot count: every waiter would fail the same way.
+          for (const waiter of [...this.#queue]) this.#leave(waiter, error);
+          continue;
+        }
+        if (head.done) {
+          if (taken) this.release(); // it left while its attempt ran
+          continue;
+        }
+        if (taken) {
+          this.#settle(head);
+          head.resolve();
+          continue;
+        }
+        await this.#nap();
+      }
+    } finally {
+      this.#pumping = false;
+    }
+  }
+
+  /** Waits `pollMs`, or less if a place of this process is given back, the cap changes or the head leaves. */
+  #nap(): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        if (this.#wake === done) this.#wake = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, this.host.pollMs);
+      this.#wake = done;
+    });
+  }
+
+  #leave(waiter: Waiter, error: unknown): void {
+    if (waiter.done) return;
+    this.#settle(waiter);
+    waiter.reject(error);
+    this.#wake?.();
+  }
+
+  #settle(waiter: Waiter): void {
+    waiter.done = true;
+    clearTimeout(waiter.timer);
+    waiter.signal?.removeEventListener('abort', waiter.onAbort);
+    const at = this.#queue.indexOf(waiter);
+    if (at >= 0) this.#queue.splice(at, 1);
+  }
+}

@@ -1,0 +1,174 @@
+/**
+ * Tenant limits and the usage ledger in Redis, for every worker's kernel.
+ *
+ * @module
+ */
+import { randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
+import { RatePacer, type CapKind, type LimitStore, type Pacer, type PaceKind, type PaceLimiter, PACE_WINDOW_SECONDS } from '@kosong/core/kernel';
+import type { Redis } from 'ioredis';
+import type { RateLimiterRedis } from 'rate-limiter-flexible';
+import { asUnavailable, closeRedis, createRedis, type RedisConnection } from '../connection.js';
+import { DEFAULT_PREFIX } from '../keys.js';
+import { checkKnownOptions, type KnownOptions } from '../options.js';
+import { GovernanceKeys } from './governance-keys.js';
+import { CAP_ACQUIRE_SCRIPT, CAP_RENEW_SCRIPT } from './governance-scripts.js';
+import { RedisCapGate, type CapGateHost } from './redis-cap-gate.js';
+import { RedisUsageLedger } from './redis-usage-ledger.js';
+
+/** Options of {@link RedisGovernance}. */
+export interface RedisGovernanceOptions {
+  /** How to reach Redis (a client of yours is duplicated, never closed here). */
+  readonly connection: RedisConnection;
+  /** Prefix of every Redis key (default `kosong`): the workers that share limits share it. */
+  readonly prefix?: string;
+  /**
+   * How long a place under a cap lasts without renewal, in ms (default 30 000; renewed every third
+   * of it while held): the places of a worker killed while it held them come back after this long.
+   */
+  readonly leaseMs?: number;
+  /**
+   * How often a step or tool call waiting for a place looks again for one freed on another worker,
+   * in ms (default 50). A place given back in this process goes to its first waiter at once.
+   */
+  readonly pollMs?: number;
+  /**
+   * How long an admission, a record or a read waits for Redis to come back before it fails with a
+   * `RedisUnavailableError` (default 15 s, `DEFAULT_RECONNECT_WINDOW_MS`).
+   */
+  readonly reconnectWindowMs?: number;
+}
+
+const GOVERNANCE_OPTIONS: KnownOptions<RedisGovernanceOptions> = { connection: true, prefix: true, leaseMs: true, pollMs: true, reconnectWindowMs: true };
+
+/** The client of the limits, with its scripts. */
+type LimitRedis = Redis & {
+  kosongCapAcquire(key: string, holder: string, cap: number, leaseMs: number): Promise<[number, number]>;
+  kosongCapRenew(key: string, leaseMs: number, ...holders: string[]): Promise<string[]>;
+};
+
+/** rate-limiter-flexible's ioredis store, loaded when the first pacer is made (its index loads every store it has). */
+let redisLimiter: typeof RateLimiterRedis | undefined;
+
+function redisLimiterClass(): typeof RateLimiterRedis {
+  redisLimiter ??= createRequire(import.meta.url)('rate-limiter-flexible/lib/RateLimiterRedis.js') as typeof RateLimiterRedis;
+  return redisLimiter;
+}
+
+/**
+ * Tenant limits and the usage ledger in Redis: give it to the kernel of every worker
+ * (`new Kernel({ limits, ...governance.kernelOptions })`) and a tenant's limits hold across all of
+ * them together.
+ *
+ * - `requestsPerMinute`, `tokensPerMinute`: one window per tenant and minute, counted in Redis by
+ *   rate-limiter-flexible's `RateLimiterRedis` (one `consume` per admission);
+ * - `maxConcurrentSteps`, `maxConcurrentToolCalls`: a sorted set of holders per tenant, each place
+ *   leased ({@link RedisGovernanceOptions.leaseMs}) and renewed by its worker, so that a worker
+ *   killed while it held places gives them back when their leases run out; a tenant's waiters queue
+ *   in order within each worker, and each tenant has its own key and queue, so one tenant's queue
+ *   never delays another's;
+ * - `budget`: read from the {@link RedisUsageLedger} ({@link RedisGovernance.usageLedger}), which
+ *   every worker's steps are recorded in.
+ *
+ * When Redis cannot be reached past the reconnect window, an admission fails with a
+ * `RedisUnavailableError` (the step never reaches its provider), never with a client's own error.
+ * Close it ({@link RedisGovernance.close}) after the kernels that use it.
+ */
+export class RedisGovernance implements LimitStore {
+  /** The ledger every step is recorded in, and budgets read from. */
+  readonly usageLedger: RedisUsageLedger;
+  readonly #redis: LimitRedis;
+  readonly #keys: GovernanceKeys;
+  readonly #leaseMs: number;
+  readonly #host: CapGateHost;
+  /** The gates holding places now (their leases are renewed). */
+  readonly #holding = new Set<RedisCapGate>();
+  readonly #renewal: ReturnType<typeof setInterval>;
+  readonly #worker = randomUUID().slice(0, 12);
+  #holders = 0;
+  #closed = false;
+
+  /** @throws TypeError for an option it does not know, or a `leaseMs` / `pollMs` that is not a positive integer. */
+  constructor(options: RedisGovernanceOptions) {
+    checkKnownOptions('RedisGovernance', options, GOVERNANCE_OPTIONS);
+    for (const field of ['leaseMs', 'pollMs'] as const) {
+      const value = options[field];
+      if (value !== undefined && (!Number.isSafeInteger(value) || value < 1)) throw new TypeError(`RedisGovernance: ${field} must be a positive integer of ms`);
+    }
+    const prefix = options.prefix ?? DEFAULT_PREFIX;
+    this.#keys = new GovernanceKeys(prefix);
+    this.#leaseMs = options.leaseMs ?? 30_000;
+    const window = options.reconnectWindowMs === undefined ? {} : { reconnectWindowMs: options.reconnectWindowMs };
+    const redis = createRedis(options.connection, { blocking: false, name: 'kosong-governance', ...window });
+    redis.defineCommand('kosongCapAcquire', { numberOfKeys: 1, lua: CAP_ACQUIRE_SCRIPT });
+    redis.defineCommand('kosongCapRenew', { numberOfKeys: 1, lua: CAP_RENEW_SCRIPT });
+    this.#redis = redis as LimitRedis;
+    this.usageLedger = new RedisUsageLedger({ connection: options.connection, prefix, ...window });
+    const leaseMs = this.#leaseMs;
+    this.#host = {
+      acquire: (key, holder, cap) => this.#redis.kosongCapAcquire(key, holder, cap, leaseMs),
+      release: (key, holder) => void this.#redis.zrem(key, holder).catch(() => undefined),
+      newHolder: () => `${this.#worker}:${++this.#holders}`,
+      pollMs: options.pollMs ?? 50,
+      track: (gate, holding) => void (holding ? this.#holding.add(gate) : this.#holding.delete(gate)),
+    };
+    this.#renewal = setInterval(() => void this.#renew(), Math.max(1, Math.floor(leaseMs / 3)));
+    this.#renewal.unref();
+  }
+
+  /** What a worker's kernel takes (`new Kernel({ ...governance.kernelOptions })`): this store for limits, its ledger for usage. */
+  get kernelOptions(): { readonly limitStore: LimitStore; readonly usageLedger: RedisUsageLedger } {
+    return { limitStore: this, usageLedger: this.usageLedger };
+  }
+
+  /** The gate of a tenant's steps or tool calls in Redis. */
+  capGate(tenant: string, kind: CapKind, cap: number | undefined): RedisCapGate {
+    return new RedisCapGate(this.#host, this.#keys.capHolders(tenant, kind), tenant, kind, cap);
+  }
+
+  /** The pacer of a tenant's requests or tokens, on a `RateLimiterRedis` over one-minute windows. */
+  pacer(tenant: string, kind: PaceKind, max: number): Pacer {
+    const limiter = new (redisLimiterClass())({ storeClient: this.#redis, points: max, duration: PACE_WINDOW_SECONDS, keyPrefix: this.#keys.paceKeyPrefix });
+    return new RatePacer(max, this.#keys.paceKey(tenant, kind), typedErrors(limiter, `Tenant "${tenant}": cannot count its ${kind} per minute in Redis`));
+  }
+
+  /** Renews the leases of every place held here (one pipeline); places found gone are marked lost. */
+  async #renew(): Promise<void> {
+    const gates = [...this.#holding].filter((gate) => gate.held.length > 0);
+    if (gates.length === 0 || this.#closed) return;
+    const pipeline = this.#redis.pipeline();
+    for (const gate of gates) (pipeline as unknown as LimitRedis).kosongCapRenew(gate.key, this.#leaseMs, ...gate.held);
+    const replies = await pipeline.exec().catch(() => null);
+    replies?.forEach(([error, lost], i) => {
+      if (!error && Array.isArray(lost) && lost.length > 0) gates[i]!.lostPlaces(lost as string[]);
+    });
+  }
+
+  /** Stops renewing leases and closes its Redis clients (places still held then end with their leases). */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearInterval(this.#renewal);
+    await Promise.all([closeRedis(this.#redis), this.usageLedger.close()]);
+  }
+}
+
+/** A limiter whose store errors are `RedisUnavailableError`s when Redis cannot be reached (a refusal stays one). */
+function typedErrors(limiter: RateLimiterRedis, doing: string): PaceLimiter {
+  const typed = <T>(pending: Promise<T>): Promise<T> =>
+    pending.catch((error: unknown) => {
+      throw error instanceof Error ? asUnavailable(error, doing) : error;
+    });
+  return {
+    get points() {
+      return limiter.points;
+    },
+    set points(points: number) {
+      limiter.points = points;
+    },
+    consume: (key, points, options) => typed(limiter.consume(key, points, options)),
+    reward: (key, points, options) => typed(limiter.reward(key, points, options)),
+    penalty: (key, points, options) => typed(limiter.penalty(key, points, options)),
+    get: (key, options) => typed(limiter.get(key, options)),
+  };
+}

@@ -1,0 +1,313 @@
+import { TenantLimitError, type HookErrorReport, type Kernel, type TokenUsage } from '@kosong/core';
+import type { UsageLedger } from '@kosong/core/kernel';
+import { expect } from 'chai';
+import { RedisGovernance, RedisUnavailableError, RedisUsageLedger } from '../index.js';
+import { RedisServer } from '../testing/redis-server.js';
+import { TestProcess } from '../testing/test-process.js';
+import { fixture } from './fixtures.js';
+import { governedKernel, historyOf, UsageProvider } from './governance-support.js';
+import { closeAll, sleep, testPrefix, until } from './support.js';
+
+/** A step's usage, different for every step number (so that sums catch a lost or doubled one). */
+function usageOfStep(tag: string): TokenUsage {
+  const n = Number(tag.replace(/\D/g, '')) || 0;
+  return { inputOther: 100 + (n % 97), output: 1 + (n % 13), inputCacheRead: n % 7, inputCacheCreation: n % 3 };
+}
+
+function sumOf(usages: readonly TokenUsage[]): TokenUsage {
+  const total = { inputOther: 0, output: 0, inputCacheRead: 0, inputCacheCreation: 0 };
+  for (const u of usages) {
+    total.inputOther += u.inputOther;
+    total.output += u.output;
+    total.inputCacheRead += u.inputCacheRead;
+    total.inputCacheCreation += u.inputCacheCreation;
+  }
+  return total;
+}
+
+async function rejectionOf(run: Promise<unknown>): Promise<unknown> {
+  try {
+    await run;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected a rejection');
+}
+
+/** Runs `count` steps `concurrency` at a time, step `i` on `kernels[i % n]` for tenant `tenantOf(i)`. */
+async function runSteps(kernels: readonly Kernel[], count: number, concurrency: number, tenantOf: (i: number) => string): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) {
+        const i = next++;
+        const result = await kernels[i % kernels.length]!.runner({ tenant: tenantOf(i) }).step({ systemPrompt: '', history: historyOf(`step ${i}`) });
+        await result.toolResults();
+      }
+    }),
+  );
+}
+
+describe('tenant limits and the usage ledger in Redis (RedisGovernance, real Redis)', function () {
+  this.timeout(120_000);
+  let server: RedisServer;
+  const closers: (() => Promise<unknown>)[] = [];
+
+  before(async () => {
+    server = await RedisServer.start();
+  });
+  afterEach(() => closeAll(closers));
+  after(() => server.stop());
+
+  /** A governance and a kernel on it, as one worker has (closed after the test). */
+  async function worker(prefix: string, provider: UsageProvider, options: { leaseMs?: number; pollMs?: number } = {}, reports: HookErrorReport[] = []) {
+    const governance = new RedisGovernance({ connection: server.url, prefix, ...options });
+    closers.push(() => governance.close());
+    const kernel = await governedKernel(provider, governance.kernelOptions, reports);
+    closers.push(() => kernel.dispose());
+    return { governance, kernel };
+  }
+
+  it('refuses options it does not know and leases that are not positive integers', () => {
+    expect(() => new RedisGovernance({ connection: server.url, leaseMs: 0 })).to.throw(TypeError, /leaseMs/);
+    expect(() => new RedisGovernance({ connection: server.url, pollMs: 1.5 })).to.throw(TypeError, /pollMs/);
+    expect(() => new RedisGovernance({ connection: server.url, lease: 5 } as never)).to.throw(TypeError, /lease/);
+    expect(() => new RedisUsageLedger({ connection: server.url, ttl: 5 } as never)).to.throw(TypeError, /ttl/);
+  });
+
+  it("ledger totals equal the sum of the steps' TokenUsage exactly, over 10 000 steps of 2 workers", async () => {
+    const prefix = testPrefix();
+    const provider = new UsageProvider(usageOfStep);
+    const workers = [await worker(prefix, provider), await worker(prefix, provider)];
+    for (const { kernel } of workers) for (const tenant of ['acme', 'beta']) kernel.tenants.define(tenant, {});
+    const count = 10_000;
+    const tenantOf = (i: number): string => (i % 3 === 0 ? 'beta' : 'acme');
+    await runSteps(
+      workers.map((w) => w.kernel),
+      count,
+      64,
+      tenantOf,
+    );
+    // Records are sent as the steps end: wait until every one is in.
+    const ledger = workers[0]!.governance.usageLedger;
+    await until(async () => (await ledger.query())[0]!.steps === count, 20_000, 'every record');
+    const byTenant = await ledger.query({ groupBy: ['tenant'] });
+    for (const tenant of ['acme', 'beta']) {
+      const steps = Array.from({ length: count }, (_, i) => i).filter((i) => tenantOf(i) === tenant);
+      const row = byTenant.find((r) => r.tenant === tenant)!;
+      expect(row.steps, tenant).to.equal(steps.length);
+      expect(row.usage, tenant).to.deep.equal(sumOf(steps.map((i) => usageOfStep(`step ${i}`))));
+      expect(row.unknownCostSteps).to.equal(0);
+      const cost = steps.reduce((sum, i) => {
+        const u = usageOfStep(`step ${i}`);
+        return sum + ((u.inputOther + u.inputCacheRead + u.inputCacheCreation) * 3 + u.output * 15) / 1e6;
+      }, 0);
+      expect(row.costUsd).to.be.closeTo(cost, 1e-9);
+      expect(await ledger.spentUsd(tenant, Date.now())).to.be.closeTo(cost, 1e-9);
+    }
+    const byDay = await ledger.query({ tenant: 'acme', groupBy: ['provider', 'model', 'day'] });
+    expect(byDay.map((r) => [r.provider, r.model, r.day])).to.deep.equal([['usage', 'usage-model', new Date().toISOString().slice(0, 10)]]);
+    expect(await ledger.query({ since: Date.now() + 2 * 86_400_000 })).to.deep.equal([{ steps: 0, usage: { inputOther: 0, output: 0, inputCacheRead: 0, inputCacheCreation: 0 }, costUsd: 0, knownCostUsd: 0, unknownCostSteps: 0 }]);
+    expect(await rejectionOf(ledger.query({ groupBy: ['week' as never] }))).to.be.instanceOf(TypeError);
+  });
+
+  it('holds a tenant to its caps across two workers; another tenant is not delayed by its queue', async () => {
+    const prefix = testPrefix();
+    const provider = new UsageProvider(undefined, 150);
+    const workers = [await worker(prefix, provider, { pollMs: 10 }), await worker(prefix, provider, { pollMs: 10 })];
+    for (const { kernel } of workers) {
+      kernel.tenants.define('heavy', { limits: { maxConcurrentSteps: 3 } });
+      kernel.tenants.define('light', { limits: { maxConcurrentSteps: 3 } });
+    }
+    const heavy = runSteps(
+      workers.map((w) => w.kernel),
+      24,
+      12,
+      () => 'heavy',
+    );
+    await until(() => provider.active === 3, 5_000, 'three heavy steps');
+    const started = performance.now();
+    await runSteps([workers[1]!.kernel], 1, 1, () => 'light');
+    const lightMs = performance.now() - started;
+    await heavy;
+    // 3 heavy + 1 light at most, at the provider (24 heavy steps of 150 ms, 12 trying at once).
+    expect(provider.maxActive).to.equal(4);
+    expect(lightMs, 'the light step waited for no heavy one (one step is 150 ms)').to.be.below(300);
+  });
+
+  it('a limit change under load takes effect at the next admission, on every worker', async () => {
+    const prefix = testPrefix();
+    const provider = new UsageProvider(undefined, 60);
+    const workers = [await worker(prefix, provider, { pollMs: 5 }), await worker(prefix, provider, { pollMs: 5 })];
+    for (const { kernel } of workers) kernel.tenants.define('acme', { limits: { maxConcurrentSteps: 4 } });
+    const load = runSteps(
+      workers.map((w) => w.kernel),
+      80,
+      16,
+      () => 'acme',
+    );
+    await until(() => provider.active === 4, 5_000, 'four steps at once');
+    for (const { kernel } of workers) kernel.tenants.setLimits('acme', { maxConcurrentSteps: 1 });
+    // The steps running keep their places (60 ms each); from then on, one at a time.
+    await sleep(100);
+    provider.maxActive = provider.active;
+    expect(provider.active).to.be.at.most(1);
+    await sleep(600);
+    expect(provider.maxActive, 'at most one step at once after the change').to.equal(1);
+    for (const { kernel } of workers) kernel.tenants.setLimits('acme', { maxConcurrentSteps: 3 });
+    await until(() => provider.active === 3, 5_000, 'three steps at once after the cap was raised');
+    await load;
+  });
+
+  it("a worker SIGKILLed while it holds places gives them back when their leases run out", async () => {
+    const prefix = testPrefix();
+    const holder = await TestProcess.start(fixture('cap-holder-main.js'), [server.url, prefix, 'acme', '2', '1000']);
+    closers.push(() => holder.kill());
+    const provider = new UsageProvider();
+    const { kernel } = await worker(prefix, provider, { leaseMs: 1_000 });
+    kernel.tenants.define('acme', { limits: { maxConcurrentSteps: 2, onLimit: 'refuse' } });
+    const refused = await rejectionOf(runSteps([kernel], 1, 1, () => 'acme'));
+    expect(TenantLimitError.isInstance(refused)).to.equal(true);
+    expect(refused).to.deep.include({ limit: 'maxConcurrentSteps', max: 2, current: 2 });
+    await sleep(1_500);
+    // Still held: the live holder renews its leases.
+    expect(TenantLimitError.isInstance(await rejectionOf(runSteps([kernel], 1, 1, () => 'acme')))).to.equal(true);
+    await holder.kill();
+    const killedAt = Date.now();
+    let admitted = false;
+    while (!admitted) {
+      try {
+        await runSteps([kernel], 1, 1, () => 'acme');
+        admitted = true;
+      } catch (error) {
+        if (!TenantLimitError.isInstance(error)) throw error;
+        await sleep(50);
+      }
+    }
+    expect(Date.now() - killedAt, 'back within about one lease').to.be.below(2_000);
+    expect(provider.requests).to.equal(1);
+  });
+
+  it('paces a tenant across two workers: requests per minute together, the rest refused with a TenantLimitError', async () => {
+    const prefix = testPrefix();
+    const provider = new UsageProvider();
+    const workers = [await worker(prefix, provider), await worker(prefix, provider)];
+    for (const { kernel } of workers) kernel.tenants.define('acme', { limits: { requestsPerMinute: 7, onLimit: 'refuse' } });
+    const outcomes = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => runSteps([workers[i % 2]!.kernel], 1, 1, () => 'acme')));
+    expect(provider.requests).to.equal(7);
+    const refusals = outcomes.filter((o) => o.status === 'rejected').map((o) => (o as PromiseRejectedResult).reason as TenantLimitError);
+    expect(refusals).to.have.length(13);
+    for (const error of refusals) {
+      expect(TenantLimitError.isInstance(error)).to.equal(true);
+      expect(error.limit).to.equal('requestsPerMinute');
+      expect(error.retryAfterMs).to.be.within(1, 60_000);
+    }
+  });
+});
+
+describe('Redis down at admission (RedisGovernance, real Redis stopped)', function () {
+  this.timeout(60_000);
+  const closers: (() => Promise<unknown>)[] = [];
+  afterEach(() => closeAll(closers));
+
+  for (const [what, limits] of [
+    ['a cap', { maxConcurrentSteps: 2 }],
+    ['a pacing limit', { tokensPerMinute: 10_000 }],
+    ['a budget', { budget: { usd: 5, per: 'day' as const } }],
+  ] as const) {
+    it(`${what}: the step fails with a RedisUnavailableError within the reconnect window, and never reaches its provider`, async () => {
+      const server = await RedisServer.start();
+      closers.push(() => server.stop());
+      const governance = new RedisGovernance({ connection: server.url, prefix: testPrefix(), reconnectWindowMs: 1_000 });
+      closers.push(() => governance.close());
+      const provider = new UsageProvider();
+      const reports: HookErrorReport[] = [];
+      const kernel = await governedKernel(provider, governance.kernelOptions, reports);
+      closers.push(() => kernel.dispose());
+      kernel.tenants.define('acme', { limits });
+      await runSteps([kernel], 2, 1, () => 'acme'); // works while Redis is up
+      expect(provider.requests).to.equal(2);
+      await server.kill();
+      const started = Date.now();
+      const error = await rejectionOf(runSteps([kernel], 1, 1, () => 'acme'));
+      expect(RedisUnavailableError.isInstance(error), String(error)).to.equal(true);
+      expect((error as Error).message).to.match(/Tenant "acme"|Redis is unreachable/);
+      expect(Date.now() - started, 'bounded by the reconnect window').to.be.below(6_000);
+      expect(provider.requests).to.equal(2);
+    });
+  }
+
+  it("a step whose record cannot be written still ends; the ledger's RedisUnavailableError goes to the HookErrorSink", async () => {
+    const server = await RedisServer.start();
+    closers.push(() => server.stop());
+    const governance = new RedisGovernance({ connection: server.url, prefix: testPrefix(), reconnectWindowMs: 500 });
+    closers.push(() => governance.close());
+    const reports: HookErrorReport[] = [];
+    const kernel = await governedKernel(new UsageProvider(), governance.kernelOptions, reports);
+    closers.push(() => kernel.dispose());
+    kernel.tenants.define('acme', {});
+    await server.kill();
+    await runSteps([kernel], 1, 1, () => 'acme');
+    await until(() => reports.length === 1, 10_000, 'the report');
+    expect(reports[0]).to.deep.include({ plugin: 'kosong.usage', hook: 'record', tenant: 'acme', kind: 'rejected' });
+    expect(RedisUnavailableError.isInstance(reports[0]!.error)).to.equal(true);
+  });
+});
+
+describe('the usage ledger across a Redis restart (SIGKILL, AOF always)', function () {
+  this.timeout(120_000);
+
+  it('loses no record whose write was acknowledged, and applies none twice', async () => {
+    const server = await RedisServer.start({ persistent: true });
+    const closers: (() => Promise<unknown>)[] = [() => server.stop()];
+    try {
+      const prefix = testPrefix();
+      const ledger = new RedisUsageLedger({ connection: server.url, prefix, reconnectWindowMs: 10_000 });
+      closers.push(() => ledger.close());
+      const acknowledged: TokenUsage[] = [];
+      const attempted: TokenUsage[] = [];
+      const counting: UsageLedger = {
+        record: (record) => {
+          attempted.push(record.usage);
+          return ledger.record(record).then(() => void acknowledged.push(record.usage));
+        },
+        query: (query) => ledger.query(query),
+        spentUsd: (tenant, since) => ledger.spentUsd(tenant, since),
+      };
+      const reports: HookErrorReport[] = [];
+      const kernel = await governedKernel(new UsageProvider(usageOfStep, 1), { usageLedger: counting }, reports);
+      closers.push(() => kernel.dispose());
+      kernel.tenants.define('acme', {});
+      let stop = false;
+      let n = 0;
+      const load = Promise.all(
+        Array.from({ length: 16 }, async () => {
+          while (!stop) {
+            const result = await kernel.runner({ tenant: 'acme' }).step({ systemPrompt: '', history: historyOf(`step ${n++}`) });
+            await result.toolResults();
+          }
+        }),
+      );
+      await until(() => acknowledged.length > 500, 20_000, '500 records');
+      await server.kill();
+      const atKill = acknowledged.length;
+      await sleep(1_000);
+      await server.launch();
+      await until(() => acknowledged.length > atKill + 500, 30_000, '500 more records after the restart');
+      stop = true;
+      await load;
+      await until(() => acknowledged.length + reports.length === attempted.length, 20_000, 'every record settled');
+      const [row] = await ledger.query({ tenant: 'acme' });
+      const acked = sumOf(acknowledged);
+      const tried = sumOf(attempted);
+      expect(row!.steps).to.be.within(acknowledged.length, attempted.length);
+      for (const field of ['inputOther', 'output', 'inputCacheRead', 'inputCacheCreation'] as const) {
+        expect(row!.usage[field], field).to.be.within(acked[field], tried[field]);
+      }
+      // Those acknowledged are all there: what was not acknowledged failed (reported), none was applied twice.
+      if (reports.length === 0) expect(row!.usage).to.deep.equal(acked);
+    } finally {
+      await closeAll(closers);
+    }
+  });
+});
