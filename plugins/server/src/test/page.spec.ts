@@ -5,7 +5,7 @@ import { delimiter, join } from 'node:path';
 
 import { chromium, type Browser, type Page } from 'playwright-core';
 
-import { Kernel } from '@kosong/core';
+import { Kernel, requireApproval } from '@kosong/core';
 import { EchoChatProvider } from '@kosong/provider-echo';
 import type { FastifyInstance } from 'fastify';
 
@@ -48,6 +48,14 @@ const LONG_ANSWER = Array.from({ length: 14 }, (_, i) => `text:  word${i}`).join
 
 const DELAY_MS = 150;
 
+/** The key of the tenant whose every tool call needs approval. */
+const APPROVER_KEY = 'sk-initech-approvals-0123';
+
+/** A call of `add` (which needs approval for that tenant), then the answer. */
+function approvalScript(callId: string): string {
+  return ['text: I need to add.', `tool_call: {"id": "${callId}", "name": "add", "arguments": "{\\"a\\": 1, \\"b\\": 2}"}`, '---', 'text: The sum is 3.'].join('\n');
+}
+
 describe('@kosong/server: the web page in Chromium (useChat and the step timeline, end to end)', function () {
   this.timeout(30_000);
   let browser: Browser;
@@ -55,6 +63,7 @@ describe('@kosong/server: the web page in Chromium (useChat and the step timelin
   let kernel: Kernel;
   let url: string;
   let page: Page;
+  const approverLog: string[] = [];
   const shots = mkdtempSync(join(tmpdir(), 'kosong-page-'));
 
   /** Writes a screenshot to the temporary folder and prints its path. */
@@ -83,9 +92,11 @@ describe('@kosong/server: the web page in Chromium (useChat and the step timelin
     kernel = new Kernel();
     kernel.tenants.define('acme', { provider: new EchoChatProvider({ delayMs: DELAY_MS }), toolset: localToolset() });
     kernel.tenants.define('globex', { provider: new EchoChatProvider({ delayMs: DELAY_MS }), toolset: localToolset() });
+    kernel.tenants.define('initech', { provider: new EchoChatProvider({ delayMs: 20 }), toolset: requireApproval(localToolset(approverLog)) });
     const auth = apiKeyAuth([
       { sha256: hashApiKey(KEYS.acme), tenant: 'acme' },
       { sha256: hashApiKey(KEYS.globex), tenant: 'globex' },
+      { sha256: hashApiKey(APPROVER_KEY), tenant: 'initech' },
     ]);
     const sessions = memorySessions();
     app = createServer({ kernel, auth, sessions });
@@ -205,9 +216,33 @@ describe('@kosong/server: the web page in Chromium (useChat and the step timelin
     expect(new URL(page.url()).hash).to.equal(`#saved=${encodeURIComponent(chatId)}`);
   });
 
-  // Pending: approvals over HTTP (`tool-approval-request` chunks; `addToolApprovalResponse` and the next
-  // POST resuming the step) are being added to the server by another change; until they land, the
-  // server never asks for an approval, so there is nothing to click. The page already draws the
-  // Approve/Deny buttons for a `tool-approval-request` (message-list.tsx, step-timeline.tsx).
-  it('approves a call inline (Approve in the timeline), and the turn goes on with its result');
+  it('asks for approval inline: Approve in the timeline runs the call and the turn goes on; Deny in the chat does not run it', async () => {
+    await openPage(APPROVER_KEY);
+    await send(approvalScript('a1'));
+    const waiting = page.locator('.timeline .row.tool[data-tool-call-id="a1"][data-state="approval-requested"]');
+    await waiting.waitFor();
+    expect(await page.locator('.chat .tool-part[data-tool-call-id="a1"]').getAttribute('data-state')).to.equal('approval-requested');
+    expect(approverLog).to.deep.equal([]); // nothing ran yet
+    await screenshot('6-approval-requested');
+    await waiting.locator('button.approve').click();
+    await assistantSays('The sum is 3.');
+    await page.locator('.status[data-status="ready"]').waitFor();
+    expect(approverLog).to.deep.equal(['add']);
+    expect(await page.locator('.chat .tool-part[data-tool-call-id="a1"]').getAttribute('data-state')).to.equal('output-available');
+    expect(await page.locator('.chat .tool-part[data-tool-call-id="a1"]').innerText()).to.include('→ 3');
+    // The continuation is a turn of its own, whose stream begins with the approved call's result.
+    const approved = page.locator('.turn[data-turn="2"] .approved-calls .row.tool[data-tool-call-id="a1"]');
+    expect(await approved.getAttribute('data-state')).to.equal('done');
+    expect(await approved.locator('.tool-result').innerText()).to.equal('3');
+    expect(await page.locator('.message.assistant').count()).to.equal(1);
+    await screenshot('7-approved');
+
+    await send(approvalScript('d1'));
+    const denyButton = page.locator('.chat .tool-part[data-tool-call-id="d1"] button.deny');
+    await denyButton.click();
+    await page.locator('.chat .tool-part[data-tool-call-id="d1"][data-state="output-denied"]').waitFor();
+    await page.locator('.status[data-status="ready"]').waitFor();
+    expect(approverLog).to.deep.equal(['add']); // the denied call never ran
+    expect(await page.locator('.timeline .row.tool[data-tool-call-id="d1"]').first().getAttribute('data-state')).to.equal('denied');
+  });
 });

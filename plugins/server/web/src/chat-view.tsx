@@ -44,7 +44,13 @@ export function ChatView({ api, chatId, currentApiKey }: { readonly api: string;
   const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
     if (event.key === 'Enter' && !event.shiftKey) send(event);
   };
-  const onApproval = useCallback((id: string, approved: boolean) => void addToolApprovalResponse({ id, approved }), [addToolApprovalResponse]);
+  const onApproval = useCallback(
+    (id: string, approved: boolean) => {
+      recorder.answer(id, approved);
+      void addToolApprovalResponse({ id, approved });
+    },
+    [addToolApprovalResponse, recorder],
+  );
 
   return (
     <main className="panes">

@@ -43,6 +43,18 @@ function Turn({ turn, now, onApproval }: { readonly turn: TurnTimeline; readonly
         {turn.outcome !== undefined && <span className={`outcome ${turn.outcome.kind}`}> · {turn.outcome.kind}{turn.outcome.text === '' ? '' : `: ${turn.outcome.text}`}</span>}
       </h3>
       {turn.origin === 'resume' && <p className="note">Replayed from the turn's start: the times are when the chunks arrived here.</p>}
+      {turn.approvedCalls.length > 0 && (
+        <div className="step approved-calls">
+          <div className="row">
+            <span className="label">approved</span>
+            <span className="track" />
+            <span className="info">the calls that waited</span>
+          </div>
+          {turn.approvedCalls.map((tool) => (
+            <Tool key={tool.toolCallId} tool={tool} span={span} elapsed={elapsed} onApproval={onApproval} />
+          ))}
+        </div>
+      )}
       {turn.steps.map((step) => (
         <Step key={step.index} step={step} span={span} elapsed={elapsed} onApproval={onApproval} />
       ))}

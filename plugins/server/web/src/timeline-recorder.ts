@@ -52,6 +52,11 @@ export interface TurnTimeline {
   readonly startedAt: number;
   messageId: string | undefined;
   readonly steps: StepBar[];
+  /**
+   * Calls of an earlier turn's step that waited for approval and ran in this one (a continuation:
+   * its stream begins with their results): bars from the turn's start (the answer sent) to their result.
+   */
+  readonly approvedCalls: ToolBar[];
   endAt: number | undefined;
   outcome: { readonly kind: 'finish' | 'error' | 'abort'; readonly text: string } | undefined;
   /** The whole turn's usage (`finish`'s message metadata). */
@@ -81,7 +86,7 @@ export class TimelineRecorder {
 
   /** A new response stream begins (a POST, or a resume); its chunks are recorded with {@link TimelineRecorder.record}. */
   begin(origin: TurnTimeline['origin'], now: number): TurnTimeline {
-    const turn: TurnTimeline = { number: this.turns.length + 1, origin, startedAt: now, messageId: undefined, steps: [], endAt: undefined, outcome: undefined, usage: undefined, cost: undefined };
+    const turn: TurnTimeline = { number: this.turns.length + 1, origin, startedAt: now, messageId: undefined, steps: [], approvedCalls: [], endAt: undefined, outcome: undefined, usage: undefined, cost: undefined };
     this.turns.push(turn);
     this.changed();
     return turn;
@@ -139,21 +144,19 @@ export class TimelineRecorder {
       case 'tool-output-available':
       case 'tool-output-error':
       case 'tool-output-denied': {
+        const waited = this.find(turn, chunk.toolCallId) === undefined ? this.findEarlier(turn, chunk.toolCallId) : undefined;
+        if (waited !== undefined) {
+          // A call that waited for approval in an earlier turn: its run is in this one.
+          const ran: ToolBar = { ...waited, inputStartAt: undefined, calledAt: 0, endedAt: undefined };
+          turn.approvedCalls.push(ran);
+          settle(ran, chunk, at);
+          settle(waited, chunk, undefined);
+          break;
+        }
         const tool = this.tool(turn, chunk.toolCallId, undefined);
         if (tool === undefined) break;
         tool.calledAt ??= at;
-        tool.endedAt = at;
-        tool.approvalId = undefined;
-        if (chunk.type === 'tool-output-available') {
-          tool.state = 'done';
-          tool.result = shortText(chunk.output);
-        } else if (chunk.type === 'tool-output-error') {
-          tool.state = 'error';
-          tool.result = chunk.errorText;
-        } else {
-          tool.state = 'denied';
-          tool.result = 'denied';
-        }
+        settle(tool, chunk, at);
         break;
       }
       case 'message-metadata': {
@@ -187,6 +190,21 @@ export class TimelineRecorder {
     this.changed();
   }
 
+  /** The user answered approval `approvalId` (its buttons go; the result comes with the next stream). */
+  answer(approvalId: string, approved: boolean): void {
+    for (const turn of this.turns) {
+      for (const step of turn.steps) {
+        for (const tool of step.tools) {
+          if (tool.approvalId !== approvalId) continue;
+          tool.approvalId = undefined;
+          tool.state = approved ? 'running' : 'denied';
+          tool.result = approved ? 'approved' : 'denied';
+          this.changed();
+        }
+      }
+    }
+  }
+
   /** The stream of `turn` ended without a last chunk (the connection went, the user stopped). */
   cut(turn: TurnTimeline, now: number, why: string): void {
     if (turn.endAt !== undefined) return;
@@ -195,13 +213,28 @@ export class TimelineRecorder {
     this.changed();
   }
 
-  private tool(turn: TurnTimeline, toolCallId: string, toolName: string | undefined): ToolBar | undefined {
+  private find(turn: TurnTimeline, toolCallId: string): ToolBar | undefined {
     for (const step of turn.steps) {
       const found = step.tools.find((tool) => tool.toolCallId === toolCallId);
-      if (found !== undefined) {
-        if (toolName !== undefined) found.toolName = toolName;
-        return found;
-      }
+      if (found !== undefined) return found;
+    }
+    return turn.approvedCalls.find((tool) => tool.toolCallId === toolCallId);
+  }
+
+  /** The call of an earlier turn (the latest first) that waits for approval, or was just answered. */
+  private findEarlier(turn: TurnTimeline, toolCallId: string): ToolBar | undefined {
+    for (let index = this.turns.indexOf(turn) - 1; index >= 0; index -= 1) {
+      const found = this.find(this.turns[index]!, toolCallId);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+
+  private tool(turn: TurnTimeline, toolCallId: string, toolName: string | undefined): ToolBar | undefined {
+    const found = this.find(turn, toolCallId);
+    if (found !== undefined) {
+      if (toolName !== undefined) found.toolName = toolName;
+      return found;
     }
     const step = turn.steps.at(-1);
     if (step === undefined) return undefined;
@@ -213,6 +246,22 @@ export class TimelineRecorder {
   private changed(): void {
     this.changes += 1;
     for (const listener of this.listeners) listener();
+  }
+}
+
+/** A tool's result chunk: its state and result text, and when it came (`undefined`: the bar keeps its end). */
+function settle(tool: ToolBar, chunk: Extract<UIMessageChunk, { type: 'tool-output-available' | 'tool-output-error' | 'tool-output-denied' }>, at: number | undefined): void {
+  if (at !== undefined) tool.endedAt = at;
+  tool.approvalId = undefined;
+  if (chunk.type === 'tool-output-available') {
+    tool.state = 'done';
+    tool.result = shortText(chunk.output);
+  } else if (chunk.type === 'tool-output-error') {
+    tool.state = 'error';
+    tool.result = chunk.errorText;
+  } else {
+    tool.state = 'denied';
+    tool.result = 'denied';
   }
 }
 
