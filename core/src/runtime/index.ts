@@ -12,7 +12,7 @@
  *   and sink (`writeHookErrorToStderr`, `stderrHookErrorSink`, with `isDisposalErrorReport`),
  *   `abortableDelay`, `freezePart` / `freezeJson` (how events are frozen), and the
  *   {@link StepLedger} a step writes its tool calls to, the `TimeoutBudget` names (which budget a
- *   `TimeoutBudgetError` names); the result types of a Standard Schema's
+ *   `TimeoutBudgetError` names) and `checkTimeoutBudgets` (their check, for what carries them); the result types of a Standard Schema's
  *   `validate` (`StandardSchemaResult`, `StandardSchemaIssue`).
  *
  * @packageDocumentation
@@ -25,5 +25,5 @@ export { DEFAULT_CLEANUP_TIMEOUT_MS, DEFAULT_HOOK_TIMEOUT_MS, DEFAULT_MAX_HOOK_F
 export { abortableDelay } from './abort.js';
 export { freezeJson, freezePart } from '../message/freeze.js';
 export type { StepLedger } from './step-ledger.js';
-export type { TimeoutBudget } from './timeout-budgets.js';
+export { checkTimeoutBudgets, type TimeoutBudget } from './timeout-budgets.js';
 export type { StandardSchemaIssue, StandardSchemaResult } from '../output/output-schema.js';

@@ -357,6 +357,7 @@ export class AgentWorker {
     });
     const runOptions: AgentRunOptions = {
       signal: held.interruptions.signal,
+      ...(turn.options.timeouts === undefined ? {} : { timeouts: turn.options.timeouts }),
       // Where the call ledger's keys go on: the step that a lost worker left open is completed from
       // the ledger (the run's step 1), and each call keeps its idempotency key.
       turn: plan.ledger,

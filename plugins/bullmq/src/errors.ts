@@ -27,14 +27,20 @@ export class FencedError extends Error {
   }
 }
 
-/** A queued turn failed on its worker; `message` is the worker's error, `errorName` its class name. */
+/**
+ * A queued turn failed on its worker; `message` is the worker's error, `errorName` its class name.
+ * For a typed error of core with fields — a `TimeoutBudgetError` (which budget ran out), a
+ * `TenantLimitError`, a `TenantBudgetExceededError` — `cause` is that error again, with the fields
+ * it had on the worker (check it with its `isInstance`).
+ */
 export class TurnFailedError extends Error {
   constructor(
     readonly turnId: string,
     message: string,
     readonly errorName: string,
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
     this.name = 'TurnFailedError';
     markError(this, TURN_FAILED_ERROR);
   }

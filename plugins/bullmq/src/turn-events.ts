@@ -1,4 +1,5 @@
 import type { AgentEvent, AgentStopReason, Message, PendingApproval, TokenUsage } from '@kosong/core';
+import { errorDetails, type ErrorDetails } from './typed-errors.js';
 
 /** An error as it travels in a turn's events: its class name and message. */
 export interface SerializedError {
@@ -6,6 +7,12 @@ export interface SerializedError {
   readonly message: string;
   /** HTTP status of a provider error, when there was one. */
   readonly status?: number;
+  /**
+   * The fields of a typed error of core — a `TimeoutBudgetError` (`budget`, `limitMs`, …), a
+   * `TenantLimitError` (`limit`, `max`, `current`, `retryAfterMs`, …), a `TenantBudgetExceededError`
+   * — so that the submitter gets it back (`TurnFailedError.cause`).
+   */
+  readonly details?: ErrorDetails;
 }
 
 /** The outcome of a queued turn (the `AgentTurnResult` of the worker's agent, over all its attempts). */
@@ -58,7 +65,8 @@ export function isTerminalTurnEvent(event: TurnEvent): event is TerminalTurnEven
 export function serializeError(error: unknown): SerializedError {
   if (error instanceof Error) {
     const status = (error as { status?: unknown }).status;
-    return { name: error.name, message: error.message || error.name, ...(typeof status === 'number' ? { status } : {}) };
+    const details = errorDetails(error);
+    return { name: error.name, message: error.message || error.name, ...(typeof status === 'number' ? { status } : {}), ...(details === undefined ? {} : { details }) };
   }
   return { name: 'Error', message: typeof error === 'string' ? error : safeString(error) };
 }

@@ -5,7 +5,8 @@
  *
  * @module
  */
-import type { ApprovalDecision, Message, RunnerOptions, StepOptions } from '@kosong/core';
+import type { ApprovalDecision, Message, RunnerOptions, StepOptions, TimeoutBudgets } from '@kosong/core';
+import { checkTimeoutBudgets } from '@kosong/core/runtime';
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { SignedDecisions } from './approval-signature.js';
@@ -32,17 +33,28 @@ export interface TurnOptions extends Partial<Pick<StepOptions, 'systemPrompt'>>,
    * `AgentWorkerOptions.maxSteps`); the agent's `maxSteps` for the steps left.
    */
   readonly maxSteps?: number;
+  /**
+   * The turn's timeout budgets (core's `TimeoutBudgets`, in ms): `turnMs` bounds the turn's run on
+   * its worker (each attempt, after a recovery too), `stepMs`, `idleMs` and `toolCallMs` each of
+   * its steps, as for `agent.run(input, { timeouts })` (merged over the worker's agent's, field by
+   * field). A budget that runs out fails the turn: `result()` rejects with a `TurnFailedError` whose
+   * `errorName` is `'TimeoutBudgetError'` and whose `cause` is that `TimeoutBudgetError` (its
+   * `budget`, `limitMs`); a tool call's budget gives the model an error result, and the turn goes on.
+   */
+  readonly timeouts?: TimeoutBudgets;
 }
 
-const TURN_OPTIONS: KnownOptions<TurnOptions> = { systemPrompt: true, maxSteps: true, provider: true };
+const TURN_OPTIONS: KnownOptions<TurnOptions> = { systemPrompt: true, maxSteps: true, provider: true, timeouts: true };
 
 /**
  * Checks a submitter's turn options.
- * @throws TypeError for an option it does not know, or a `maxSteps` that is not a positive integer.
+ * @throws TypeError for an option it does not know, a `maxSteps` that is not a positive integer, or
+ * bad `timeouts` (an unknown budget; one that is not a positive number of ms a timer can wait).
  */
 export function checkTurnOptions(options: TurnOptions): void {
   checkKnownOptions('TurnOptions', options, TURN_OPTIONS);
   if (options.maxSteps !== undefined && (!Number.isInteger(options.maxSteps) || options.maxSteps < 1)) throw new TypeError('maxSteps must be a positive integer');
+  if (options.timeouts !== undefined) checkTimeoutBudgets('TurnOptions', options.timeouts, true);
 }
 
 /**
@@ -101,10 +113,17 @@ export function readTurnJob(data: unknown): TurnJob {
   if (typeof session !== 'string' || session === '') bad('session is not a non-empty string');
   if (!Array.isArray(input) || input.some((m) => typeof m !== 'object' || m === null || typeof (m as Message).role !== 'string')) bad('input is not a list of messages');
   if (typeof options !== 'object' || options === null) bad('options is not an object');
-  const { systemPrompt, maxSteps, provider } = options as Record<string, unknown>;
+  const { systemPrompt, maxSteps, provider, timeouts } = options as Record<string, unknown>;
   if (systemPrompt !== undefined && typeof systemPrompt !== 'string') bad('options.systemPrompt is not a string');
   if (maxSteps !== undefined && (!Number.isInteger(maxSteps) || (maxSteps as number) < 1)) bad('options.maxSteps is not a positive integer');
   if (provider !== undefined && typeof provider !== 'string') bad('options.provider is not a string');
+  if (timeouts !== undefined) {
+    try {
+      checkTimeoutBudgets('TurnOptions', timeouts, true);
+    } catch (error) {
+      bad(`options.timeouts: ${(error as Error).message}`);
+    }
+  }
   if (resume !== undefined) {
     const decisions = (resume as Partial<TurnResume> | null)?.decisions;
     if (typeof decisions !== 'object' || decisions === null || Array.isArray(decisions)) bad('resume.decisions is not an object');

@@ -17,6 +17,7 @@ import { RedisUnavailableError, TurnCancelledError, TurnFailedError } from './er
 import { DEFAULT_PREFIX, GlobalKeys, SessionKeys, TURN_QUEUE } from './keys.js';
 import { checkKnownOptions, type KnownOptions } from './options.js';
 import { isTerminalTurnEvent, type QueuedTurnResult, type TerminalTurnEvent, type TurnEvent } from './turn-events.js';
+import { reviveError } from './typed-errors.js';
 import { checkTurnOptions, finishTurn, isActive, submitTurn, type TurnOptions, type TurnResume } from './turn-job.js';
 
 /** The name of {@link RedisUnavailableError} in turn events and job failures. */
@@ -373,7 +374,10 @@ export class TurnHandle {
       for await (const event of this.events()) {
         if (event.type === 'turn_end') return event.result;
         if (event.type === 'turn_failed' && event.error.name === UNAVAILABLE) throw new RedisUnavailableError(`Turn ${this.turnId} failed on its worker: ${event.error.message}`);
-        if (event.type === 'turn_failed') throw new TurnFailedError(this.turnId, event.error.message, event.error.name);
+        if (event.type === 'turn_failed') {
+          const cause = reviveError(event.error.name, event.error.details);
+          throw new TurnFailedError(this.turnId, event.error.message, event.error.name, cause === undefined ? undefined : { cause });
+        }
         if (event.type === 'turn_cancelled') throw new TurnCancelledError(this.turnId, event.reason);
       }
       throw new Error(`Turn ${this.turnId}: stopped following it before it ended (the TurnQueue was closed)`);
