@@ -5,27 +5,39 @@ import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 
 import { createChatHandler, type ChatHandler, type ChatHandlerOptions } from './chat-handler.js';
+import { registerPage } from './page.js';
+import { memorySessions } from './sessions.js';
 
-/** Options of {@link createServer}: the handler's, and Fastify's own. */
+/** Options of {@link createServer}: the handler's, Fastify's own, and the web page's. */
 export interface ServerOptions extends ChatHandlerOptions {
   /** Options of the Fastify instance (`logger`, `trustProxy`, …). */
   readonly fastify?: FastifyServerOptions;
+  /**
+   * Serve the web page too (`registerPage`): `GET /` and its files, and saved chats read-only
+   * (`GET <path>/<id>/messages`) with the handler's own `auth` and `sessions`. Default: no page.
+   */
+  readonly page?: boolean;
 }
 
 /**
  * A Fastify 5 server that serves the chat handler ({@link createChatHandler}) on every path: the
  * handler routes (and answers 404 and 405) itself. Request bodies are not parsed by Fastify: the
  * handler reads them, up to its `maxBodyBytes`. Closing the server (`await app.close()`) closes the
- * handler: running turns are aborted, the sessions closed.
+ * handler: running turns are aborted, the sessions closed. With `page: true`, the web page is
+ * served beside it (its routes are more specific than the handler's catch-all).
  *
  * @example
  * const app = createServer({ kernel, auth: apiKeyAuth([{ sha256: hashApiKey(key), tenant: 'acme' }]) });
  * await app.listen({ port: 3000, host: '127.0.0.1' });
  */
 export function createServer(options: ServerOptions): FastifyInstance {
-  const { fastify: fastifyOptions, ...handlerOptions } = options;
-  const handler = createChatHandler(handlerOptions);
-  return mountChatHandler(Fastify(fastifyOptions), handler);
+  const { fastify: fastifyOptions, page, ...handlerOptions } = options;
+  if (page !== undefined && typeof page !== 'boolean') throw new TypeError(`createServer: page must be a boolean, got ${typeof page}`);
+  const sessions = handlerOptions.sessions ?? memorySessions(); // one object for the chats and the page's saved chats
+  const handler = createChatHandler({ ...handlerOptions, sessions });
+  const app = mountChatHandler(Fastify(fastifyOptions), handler);
+  if (page === true) registerPage(app, { savedChats: { auth: handlerOptions.auth, sessions }, ...(handlerOptions.path === undefined ? {} : { path: handlerOptions.path }) });
+  return app;
 }
 
 /**
