@@ -4,6 +4,7 @@ import { inspect } from 'node:util';
 import type { Message } from '../message/message.js';
 import { textPart, type StreamedMessagePart } from '../message/parts.js';
 import type { Tool } from '../tooling/tool.js';
+import { streamMessage } from '../runtime/stream-message.js';
 import {
   BaseChatProvider,
   InvalidGenerationOptionError,
@@ -166,6 +167,46 @@ describe('provider kit: BaseChatProvider', () => {
       let error: unknown;
       await inner.generate('', [], [], { generation: { toolChoice: { type: 'tool', name: 'add' } }, resolvedGeneration: forOtherTools }).catch((e: unknown) => (error = e));
       expect(InvalidGenerationOptionError.isInstance(error), String(error)).to.equal(true);
+    });
+
+    it('a call like the one before it gets the same resolution again; options changed in place, a tool choice and per-call options are resolved anew', () => {
+      const provider = new KitProvider('m').withGeneration({ temperature: 0.2 });
+      const tools = [tool('add')];
+      const first = resolveCallGeneration(provider, undefined, tools);
+      expect(resolveCallGeneration(provider, undefined, tools)).to.equal(first, 'checked, frozen options and the same tools: handed over again');
+      expect(Object.isFrozen(first)).to.equal(true);
+      expect(resolveCallGeneration(provider, undefined, [...tools])).to.not.equal(first, 'other tools');
+      expect(resolveCallGeneration(provider, { seed: 1 }, tools).options).to.deep.equal({ temperature: 0.2, seed: 1 });
+      // a provider whose options are a plain object it may change between calls: never handed over again
+      const mutable: { name: string; generation: Record<string, unknown> } = { name: 'plain', generation: {} };
+      const plain = resolveCallGeneration(mutable, undefined, tools);
+      expect(plain.options).to.deep.equal({});
+      mutable.generation['temperature'] = 5;
+      expect(() => resolveCallGeneration(mutable, undefined, tools)).to.throw(/temperature/, 'changed in place: checked again');
+      // a named tool choice is checked against the tools' names on every call (the array may change in place)
+      const choosing = new KitProvider('m').withGeneration({ toolChoice: { type: 'tool', name: 'add' } });
+      const named = [tool('add')];
+      expect(resolveCallGeneration(choosing, undefined, named).options.toolChoice).to.deep.equal({ type: 'tool', name: 'add' });
+      named[0] = tool('sub');
+      expect(() => resolveCallGeneration(choosing, undefined, named)).to.throw(/names the tool "add"/);
+    });
+
+    it('the options object core makes enumerates, spreads and serialises as the plain options, its resolution not among its keys', async () => {
+      const provider = new KitProvider('m');
+      const signal = new AbortController().signal;
+      const seen: ProviderGenerateOptions[] = [];
+      const recording = Object.assign(Object.create(provider) as KitProvider, {
+        generate: (s: string, t: readonly Tool[], h: readonly Message[], o: ProviderGenerateOptions) => (seen.push(o), provider.generate(s, t, h, o)),
+      });
+      for (let i = 0; i < 2; i++) await streamMessage({ provider: recording, systemPrompt: '', tools: [], history: [], signal, generation: undefined }, {}).catch(() => undefined);
+      for (const options of seen) {
+        expect(Object.keys(options)).to.deep.equal(['signal']);
+        expect(options).to.deep.equal({ signal });
+        expect({ ...options }).to.not.have.property('resolvedGeneration');
+        expect(options.resolvedGeneration?.options).to.deep.equal({});
+        expect(JSON.stringify(options)).to.equal('{"signal":{}}');
+      }
+      expect(provider.seen).to.have.length(2);
     });
   });
 });

@@ -9,7 +9,7 @@
 
 import type { Tool } from '../tooling/tool.js';
 import type { ChatProvider, ProviderGenerateOptions, ResolvedGeneration } from './chat-provider.js';
-import { resolveGenerationOptions, type GenerationOptions } from './generation-options.js';
+import { isCheckedGenerationOptions, resolveGenerationOptions, type GenerationOptions } from './generation-options.js';
 
 export type { ResolvedGeneration } from './chat-provider.js';
 
@@ -25,7 +25,33 @@ export function resolveCallGeneration(
   tools: readonly Tool[],
 ): ResolvedGeneration {
   const configured = provider.generation;
-  return { options: resolveGenerationOptions(provider.name, configured, perCall, tools), configured, tools };
+  // The usual call: no options of its own, the provider's checked ones (frozen), the tools of the
+  // call before. What it resolves to cannot have changed: the last one is handed over again.
+  const last = lastResolved;
+  if (perCall === undefined && last !== undefined && last.configured === configured && last.tools === tools) return last;
+  const resolved: ResolvedGeneration = { options: resolveGenerationOptions(provider.name, configured, perCall, tools), configured, tools };
+  // A `toolChoice` is checked against the tools' names, which an array changed in place would escape.
+  if (perCall === undefined && isCheckedGenerationOptions(configured) && resolved.options.toolChoice === undefined) {
+    lastResolved = Object.freeze(resolved);
+    lastCarrier = Object.create(Object.prototype, { resolvedGeneration: { value: resolved } }) as object;
+  }
+  return resolved;
+}
+
+/** The last call's resolution that {@link resolveCallGeneration} may hand over again. */
+let lastResolved: ResolvedGeneration | undefined;
+/** A prototype holding `lastResolved` as `resolvedGeneration` (not enumerable), for {@link newCallOptions}. */
+let lastCarrier: object | undefined;
+
+/**
+ * A new, empty options object for one `generate` call whose `resolvedGeneration` is `resolved`, not
+ * enumerable (as {@link withResolvedGeneration} makes it). For the resolution handed over again it
+ * is inherited from a prototype made once (a plain object's constructor, keys and JSON), so that
+ * the usual call defines no property at run time. @internal
+ */
+export function newCallOptions(resolved: ResolvedGeneration): Record<string, unknown> {
+  if (resolved === lastResolved && lastCarrier !== undefined) return Object.create(lastCarrier) as Record<string, unknown>;
+  return withResolvedGeneration({}, resolved);
 }
 
 /**

@@ -58,6 +58,18 @@ const KNOWN: ReadonlySet<string> = new Set(GENERATION_OPTION_NAMES);
 const EMPTY: GenerationOptions = Object.freeze({});
 
 /**
+ * The options objects known to be checked and frozen (made by {@link validateGenerationOptions} or
+ * merged from such): checking one again returns it as it is, with nothing allocated.
+ */
+const CHECKED = new WeakSet<GenerationOptions>([EMPTY]);
+
+/** Whether `options` (an object) has no own enumerable property: it checks as no options. */
+function hasNoOwnKeys(options: object): boolean {
+  for (const key in options) if (Object.hasOwn(options, key)) return false;
+  return true;
+}
+
+/**
  * Checks generation options and returns a frozen copy without unset fields.
  *
  * @param provider named in the error, when known.
@@ -70,6 +82,8 @@ export function validateGenerationOptions(options: GenerationOptions, provider?:
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     throw invalid('generation', `the options must be an object, got ${describe(options)}`);
   }
+  if (CHECKED.has(options)) return options;
+  if (hasNoOwnKeys(options)) return EMPTY;
   const result: { -readonly [K in GenerationOptionName]?: GenerationOptions[K] } = {};
   for (const key of Object.keys(options)) {
     if (!KNOWN.has(key)) throw invalid(key, `unknown option (known: ${GENERATION_OPTION_NAMES.join(', ')})`);
@@ -109,7 +123,14 @@ export function validateGenerationOptions(options: GenerationOptions, provider?:
     if (typeof parallelToolCalls !== 'boolean') throw invalid('parallelToolCalls', `must be a boolean, got ${describe(parallelToolCalls)}`);
     result.parallelToolCalls = parallelToolCalls;
   }
-  return Object.freeze(result);
+  const checked = Object.freeze(result);
+  CHECKED.add(checked);
+  return checked;
+}
+
+/** Whether `options` is known to be checked and frozen (see {@link validateGenerationOptions}). @internal */
+export function isCheckedGenerationOptions(options: GenerationOptions | undefined): boolean {
+  return options === undefined || CHECKED.has(options);
 }
 
 /**
@@ -131,7 +152,10 @@ export function mergeGenerationOptions(base: GenerationOptions, override: Genera
  * @throws {InvalidGenerationOptionError} for a bad value in `update`, naming `provider`.
  */
 export function updateGenerationOptions(current: GenerationOptions, update: GenerationOptions, provider?: string): GenerationOptions {
-  return mergeGenerationOptions(current, validateGenerationOptions(update, provider));
+  const merged = mergeGenerationOptions(current, validateGenerationOptions(update, provider));
+  // both sides checked: so is their merge (frozen, every field from a checked object)
+  if (CHECKED.has(current)) CHECKED.add(merged);
+  return merged;
 }
 
 /**

@@ -3,7 +3,7 @@ import { PendingPart } from '../message/merge.js';
 import type { ContentPart, StreamedMessagePart, ToolCall } from '../message/parts.js';
 import type { ChatProvider, FinishReason, ProviderGenerateOptions, ProviderSwitch, StreamedMessage } from '../provider/chat-provider.js';
 import { APIEmptyResponseError, ChatProviderError } from '../provider/errors.js';
-import { resolveCallGeneration, withResolvedGeneration, type ResolvedGeneration } from '../provider/call-generation.js';
+import { newCallOptions, resolveCallGeneration, type ResolvedGeneration } from '../provider/call-generation.js';
 import type { GenerationOptions } from '../provider/generation-options.js';
 import type { OutputFormat } from '../provider/output-format.js';
 import type { TokenUsage } from '../provider/token-usage.js';
@@ -158,11 +158,17 @@ function providerOptions(
   output: OutputFormat | undefined,
   resolved: ResolvedGeneration,
 ): ProviderGenerateOptions {
-  let options: ProviderGenerateOptions;
-  if (output !== undefined) options = { signal, generation, output };
-  else if (generation === undefined) options = signal ? { signal } : {};
-  else options = signal ? { signal, generation } : { generation };
-  return withResolvedGeneration(options, resolved);
+  // the keys a provider enumerates: all three with an output, else those set
+  const options = newCallOptions(resolved);
+  if (output !== undefined) {
+    options['signal'] = signal;
+    options['generation'] = generation;
+    options['output'] = output;
+    return options;
+  }
+  if (signal) options['signal'] = signal;
+  if (generation !== undefined) options['generation'] = generation;
+  return options;
 }
 
 const NO_CONTENT: readonly ContentPart[] = Object.freeze([]);
