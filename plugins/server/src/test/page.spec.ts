@@ -245,4 +245,53 @@ describe('@kosong/server: the web page in Chromium (useChat and the step timelin
     expect(approverLog).to.deep.equal(['add']); // the denied call never ran
     expect(await page.locator('.timeline .row.tool[data-tool-call-id="d1"]').first().getAttribute('data-state')).to.equal('denied');
   });
+
+  describe('what the server does not send yet, from a scripted stream: retries and usage and cost per step', () => {
+    let scripted: FastifyInstance;
+    let scriptedUrl: string;
+
+    /** The chunks of a turn whose one step is retried once, with usage and cost per step and for the turn. */
+    const CHUNKS = [
+      { type: 'start', messageId: 'm-1' },
+      { type: 'start-step' },
+      { type: 'text-start', id: 't1' },
+      { type: 'text-delta', id: 't1', delta: 'First try' },
+      { type: 'text-end', id: 't1' },
+      { type: 'data-kosong-retry', data: { step: 1, attempt: 1, nextAttempt: 2, delayMs: 250, error: 'Simulated 503 error' }, transient: true },
+      { type: 'text-start', id: 't2' },
+      { type: 'text-delta', id: 't2', delta: 'Second try.' },
+      { type: 'text-end', id: 't2' },
+      { type: 'finish-step' },
+      { type: 'message-metadata', messageMetadata: { step: { usage: { inputTokens: 12, outputTokens: 5, totalTokens: 17 }, cost: 0.0012 } } },
+      { type: 'finish', finishReason: 'stop', messageMetadata: { usage: { inputTokens: 12, outputTokens: 5, totalTokens: 17 }, cost: 0.0012, stopReason: 'no_tool_calls', steps: 1 } },
+    ];
+
+    before(async () => {
+      const Fastify = (await import('fastify')).default;
+      scripted = Fastify();
+      registerPage(scripted);
+      scripted.post('/api/chat', async (_request, reply) => {
+        reply.header('content-type', 'text/event-stream').header('x-vercel-ai-ui-message-stream', 'v1');
+        return [...CHUNKS.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`), 'data: [DONE]\n\n'].join('');
+      });
+      scripted.get('/api/chat/:id/stream', async (_request, reply) => reply.status(204).send());
+      await scripted.listen({ port: 0, host: '127.0.0.1' });
+      scriptedUrl = `http://127.0.0.1:${(scripted.server.address() as { port: number }).port}`;
+    });
+    after(() => scripted?.close());
+
+    it('draws a retry on its step, and the usage and cost of the step and of the turn', async () => {
+      await page.goto(`${scriptedUrl}/`);
+      await page.fill('input[name="api-key"]', 'any');
+      await send('go');
+      await page.locator('.status[data-status="ready"]').waitFor();
+      expect(await assistantText()).to.include('Second try.');
+      const retry = page.locator('.timeline .step[data-step="0"] .row.retry[data-attempt="1"]');
+      expect(await retry.innerText()).to.include('again in 0.25 s · Simulated 503 error');
+      expect(await page.locator('.timeline .step[data-step="0"] > .row .info').first().innerText()).to.match(/in 12 · out 5 tokens · \$0\.00120$/);
+      expect(await page.locator('.turn-usage').innerText()).to.equal('Turn: in 12 · out 5 tokens · $0.00120');
+      expect(await page.locator('.chat [role="alert"]').count()).to.equal(0); // the AI SDK's client took every chunk
+      await screenshot('8-retry-and-usage');
+    });
+  });
 });

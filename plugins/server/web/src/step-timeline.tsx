@@ -79,6 +79,18 @@ function Step({ step, span, elapsed, onApproval }: { readonly step: StepBar; rea
           {step.cost !== undefined && ` · ${costText(step.cost)}`}
         </span>
       </div>
+      {step.retries.map((retry, index) => (
+        <div key={`retry-${index}`} className="row retry" data-attempt={retry.attempt}>
+          <span className="label">↻ attempt {retry.attempt}</span>
+          <span className="track">
+            <span className="mark" style={{ left: `${Math.min((100 * retry.at) / span, 99.5)}%` }} />
+          </span>
+          <span className="info" title={retry.error}>
+            {retry.delayMs === undefined ? '' : `again in ${seconds(retry.delayMs)} · `}
+            {retry.error}
+          </span>
+        </div>
+      ))}
       {step.tools.map((tool) => (
         <Tool key={tool.toolCallId} tool={tool} span={span} elapsed={elapsed} onApproval={onApproval} />
       ))}

@@ -37,10 +37,24 @@ export interface StepBar {
   /** `finish-step`. */
   endAt: number | undefined;
   readonly tools: ToolBar[];
-  /** From a `message-metadata` chunk with `usage` between this step's `finish-step` and the next step. */
+  /** From a `message-metadata` chunk `{ step: { usage, cost } }` after this step's `finish-step`. */
   usage: Usage | undefined;
-  /** From the same chunk's `cost` (a number), when the server sends one. */
+  /** From the same chunk's `cost` (US dollars), when the server sends one. */
   cost: number | undefined;
+  /** The step's retried attempts, from `data-kosong-retry` chunks. */
+  readonly retries: Retry[];
+}
+
+/** A failed attempt of a step that is tried again (a `data-kosong-retry` chunk's data). */
+export interface Retry {
+  /** When the chunk came, ms since the turn began. */
+  readonly at: number;
+  /** The attempt that failed (1 is the first). */
+  readonly attempt: number;
+  /** How long the server waits before the next attempt. */
+  readonly delayMs: number | undefined;
+  /** Why the attempt failed. */
+  readonly error: string;
 }
 
 /** One response stream: a turn, or its replay after a reload. */
@@ -101,7 +115,7 @@ export class TimelineRecorder {
         turn.messageId = chunk.messageId;
         break;
       case 'start-step':
-        turn.steps.push({ index: turn.steps.length, startAt: at, streamEndAt: undefined, endAt: undefined, tools: [], usage: undefined, cost: undefined });
+        turn.steps.push(newStep(turn.steps.length, at));
         break;
       case 'finish-step':
         if (step !== undefined) step.endAt = at;
@@ -160,11 +174,11 @@ export class TimelineRecorder {
         break;
       }
       case 'message-metadata': {
-        const { usage, cost } = readMetadata(chunk.messageMetadata);
-        if (step !== undefined && step.endAt !== undefined && usage !== undefined) {
-          step.usage = usage;
-          step.cost = cost;
-        }
+        const stepMetadata = (chunk.messageMetadata as { step?: unknown } | undefined)?.step;
+        const { usage, cost } = readMetadata(stepMetadata);
+        if (step === undefined || usage === undefined) return;
+        step.usage = usage;
+        step.cost = cost;
         break;
       }
       case 'finish': {
@@ -185,9 +199,25 @@ export class TimelineRecorder {
         turn.outcome = { kind: 'abort', text: chunk.reason ?? 'aborted' };
         break;
       default:
-        return;
+        if (chunk.type !== 'data-kosong-retry') return;
+        this.retry(turn, (chunk as { data?: unknown }).data, at);
     }
     this.changed();
+  }
+
+  private retry(turn: TurnTimeline, data: unknown, at: number): void {
+    const { attempt, delayMs, error } = (typeof data === 'object' && data !== null ? data : {}) as { attempt?: unknown; delayMs?: unknown; error?: unknown };
+    let step = turn.steps.at(-1);
+    if (step === undefined) {
+      step = newStep(0, at);
+      turn.steps.push(step);
+    }
+    step.retries.push({
+      at,
+      attempt: typeof attempt === 'number' ? attempt : step.retries.length + 1,
+      delayMs: typeof delayMs === 'number' ? delayMs : undefined,
+      error: typeof error === 'string' ? error : 'failed',
+    });
   }
 
   /** The user answered approval `approvalId` (its buttons go; the result comes with the next stream). */
@@ -247,6 +277,10 @@ export class TimelineRecorder {
     this.changes += 1;
     for (const listener of this.listeners) listener();
   }
+}
+
+function newStep(index: number, at: number): StepBar {
+  return { index, startAt: at, streamEndAt: undefined, endAt: undefined, tools: [], usage: undefined, cost: undefined, retries: [] };
 }
 
 /** A tool's result chunk: its state and result text, and when it came (`undefined`: the bar keeps its end). */
