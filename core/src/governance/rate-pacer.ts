@@ -163,14 +163,14 @@ export class RatePacer implements Pacer {
   }
 
   /**
-   * What a refused consume says (its points given back); anything but a refusal is thrown. The
-   * count is at most the limit: with a limiter shared by processes, the points of other refused
-   * takes not given back yet are in it too.
+   * What a refused consume says (its points given back); anything but a refusal is thrown. With a
+   * limiter shared by processes, the count can also hold the points of other processes' refused
+   * takes that were not given back yet.
    */
   async #refusal(error: unknown, points: number): Promise<PaceRefusal> {
     if (!isRefusal(error)) throw error;
     await this.#limiter.reward(this.key, points);
-    return { current: Math.min(this.max, Math.max(0, error.consumedPoints - points)), retryAfterMs: Math.max(1, error.msBeforeNext), reason: 'refused' };
+    return { current: Math.max(0, error.consumedPoints - points), retryAfterMs: Math.max(1, error.msBeforeNext), reason: 'refused' };
   }
 
   /** Counts `points` more (a step used more tokens than estimated), or gives back `-points`. */

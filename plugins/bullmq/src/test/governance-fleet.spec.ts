@@ -138,7 +138,9 @@ describe('tenant limits across 3 worker processes (real processes, real Redis, a
     for (const error of refused) {
       expect(TurnFailedError.isInstance(error)).to.equal(true);
       expect(TenantLimitError.isInstance(error.cause), error.message).to.equal(true);
-      expect(error.cause).to.deep.include({ tenant: 'paced', limit: 'requestsPerMinute', max: 12, current: 12 });
+      expect(error.cause).to.deep.include({ tenant: 'paced', limit: 'requestsPerMinute', max: 12 });
+      // The window's count: the 12 admitted, plus other workers' refused requests not given back yet.
+      expect((error.cause as TenantLimitError).current).to.be.at.least(12);
     }
 
     // 2. A cap lowered under load, on every worker: once the steps admitted before it ended, one at a time.
