@@ -175,6 +175,19 @@ describe('@kosong/server: the web page in Chromium (useChat and the step timelin
     await screenshot('3-resumed-after-reload');
   });
 
+  it("Stop stops the server's turn (POST …/<id>/stop): its stream ends with abort before the answer is complete", async () => {
+    await openPage(KEYS.acme);
+    await send(LONG_ANSWER);
+    await assistantSays('word1');
+    const stopped = page.waitForResponse((response) => /\/api\/chat\/[^/]+\/stop$/.test(response.url()));
+    await page.click('button:has-text("Stop")');
+    expect((await stopped).status()).to.equal(204);
+    await page.locator('.turn[data-outcome="abort"]').waitFor();
+    await page.locator('.status[data-status="ready"]').waitFor();
+    expect(await assistantText()).not.to.include('word13');
+    await screenshot('9-stopped');
+  });
+
   it('a wrong API key shows a clear message, and the right one then works', async () => {
     await openPage('sk-not-a-key');
     const refused = page.waitForResponse((response) => response.url().endsWith('/api/chat') && response.request().method() === 'POST');

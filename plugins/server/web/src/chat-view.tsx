@@ -41,6 +41,18 @@ export function ChatView({ api, chatId, currentApiKey }: { readonly api: string;
     },
     [busy, clearError, prompt, sendMessage],
   );
+  // Stops the server's turn (POST …/<id>/stop: its stream ends with an `abort` chunk); if the server
+  // has no turn to stop, or cannot be reached, only this page's stream is closed.
+  const stopTurn = useCallback(async () => {
+    const key = currentApiKey();
+    try {
+      const response = await fetch(`${api}/${encodeURIComponent(chatId)}/stop`, { method: 'POST', credentials: 'same-origin', headers: key === '' ? {} : { authorization: `Bearer ${key}` } });
+      if (response.status === 204) return;
+    } catch {
+      // the server cannot be reached: close the stream here
+    }
+    await stop();
+  }, [api, chatId, currentApiKey, stop]);
   const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
     if (event.key === 'Enter' && !event.shiftKey) send(event);
   };
@@ -68,7 +80,7 @@ export function ChatView({ api, chatId, currentApiKey }: { readonly api: string;
               {status}
             </span>
             {busy ? (
-              <button type="button" onClick={() => void stop()} title="Closes the stream here; the server's turn goes on">
+              <button type="button" onClick={() => void stopTurn()} title="Stops the turn on the server">
                 Stop
               </button>
             ) : (
