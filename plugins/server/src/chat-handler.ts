@@ -197,7 +197,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
       else mirror?.drop();
     };
     const response = stream.reader();
-    const writer = new UiChunkWriter((chunk) => write(sseFrame(chunk)), continuation);
+    const writer = new UiChunkWriter((chunk) => write(sseFrame(chunk)), continuation, errorText);
     writer.start(continuation?.messageId ?? randomUUID());
     let committed = false;
     let commit!: () => void;

@@ -48,8 +48,21 @@ export type UiMessageChunk =
   | { readonly type: 'tool-approval-request'; readonly approvalId: string; readonly toolCallId: string }
   | { readonly type: 'tool-output-denied'; readonly toolCallId: string }
   | { readonly type: 'finish'; readonly finishReason?: UiFinishReason; readonly messageMetadata?: unknown }
+  | { readonly type: 'message-metadata'; readonly messageMetadata: unknown }
+  | { readonly type: 'data-kosong-retry'; readonly data: RetryChunkData; readonly transient: true }
   | { readonly type: 'error'; readonly errorText: string }
   | { readonly type: 'abort'; readonly reason?: string };
+
+/** The data of a `data-kosong-retry` chunk: an attempt of the step failed, and the step is tried again. */
+export interface RetryChunkData {
+  /** The attempt that failed (1 is the first). */
+  readonly attempt: number;
+  readonly nextAttempt: number;
+  /** How long the agent waits before the next attempt. */
+  readonly delayMs: number;
+  /** Why the attempt failed (as the handler's `errorText` says it). */
+  readonly error: string;
+}
 
 /** One chunk as a server-sent event: `data: <json>\n\n`. */
 export function sseFrame(chunk: UiMessageChunk): string {
@@ -61,8 +74,10 @@ export const SSE_DONE = 'data: [DONE]\n\n';
 
 /**
  * Turns the events of one agent turn into UI message chunks, in order: `start`, then per step
- * `start-step`, its text, reasoning and tool parts, `finish-step`; then `finish` (or `error`, or
- * `abort`). A part is closed (`text-end`, `reasoning-end`) when another kind of part follows it,
+ * `start-step`, its text, reasoning and tool parts, `finish-step` and a `message-metadata` chunk
+ * with the step's usage (`{ step: { usage } }`); a failed attempt that is tried again, a transient
+ * `data-kosong-retry` chunk; then `tool-approval-request`s (a turn that waits), and `finish` (or
+ * `error`, or `abort`). A part is closed (`text-end`, `reasoning-end`) when another kind of part follows it,
  * when its step ends, and when the turn ends.
  */
 export class UiChunkWriter {
@@ -85,6 +100,7 @@ export class UiChunkWriter {
   constructor(
     private readonly send: (chunk: UiMessageChunk) => void,
     continuation?: { readonly denied: Iterable<string> },
+    private readonly describeError: (error: unknown) => string = (error) => (error instanceof Error ? error.message : String(error)),
   ) {
     this.denied = new Set(continuation?.denied ?? []);
     this.continuedStep = continuation !== undefined;
@@ -122,11 +138,20 @@ export class UiChunkWriter {
         // What the failed attempt streamed stays in the UI message (a stream cannot take chunks back); its step goes on.
         this.closePart();
         this.streamingCall = undefined;
+        this.send({
+          type: 'data-kosong-retry',
+          data: { attempt: event.attempt, nextAttempt: event.nextAttempt, delayMs: event.delayMs, error: this.describeError(event.error) },
+          transient: true,
+        });
         return;
-      case 'step_end':
+      case 'step_end': {
         this.lastFinish = event.finishReason;
+        const ownStep = !this.continuedStep;
         this.endStep();
+        // The step's usage, for a timeline: merged into the message's metadata as `step`.
+        if (ownStep && event.usage !== undefined) this.send({ type: 'message-metadata', messageMetadata: { step: { usage: usageMetadata(event.usage) } } });
         return;
+      }
       case 'approval_decision':
         if (event.decision.type === 'deny') this.denied.add(event.toolCall.id);
         return;

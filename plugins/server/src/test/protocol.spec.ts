@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { readUIMessageStream, type UIMessage } from 'ai';
 
 import { EchoChatProvider } from '@kosong/provider-echo';
-import type { Message } from '@kosong/core';
+import { APIConnectionError, type ChatProvider, type Message } from '@kosong/core';
 
 import { memorySessions, type ChatSessions } from '../sessions.js';
 import { KEYS, NodeChat, chatBody, expectKnownChunks, post, sseData, startServer, transport, type TestServer } from './support.js';
@@ -97,6 +97,8 @@ describe('@kosong/server: the UI message stream, read by the AI SDK', () => {
     ]);
     expect((parts[4] as { result: string }).result).to.include('the fail tool failed');
     expect(last!.metadata).to.deep.equal({
+      // The last step's usage (a message-metadata chunk after each finish-step), then the turn's (finish).
+      step: { usage: { inputTokens: 20, outputTokens: 7, totalTokens: 27, cachedInputTokens: 0, cacheCreationInputTokens: 0 } },
       usage: { inputTokens: 32, outputTokens: 12, totalTokens: 44, cachedInputTokens: 2, cacheCreationInputTokens: 0 },
       stopReason: 'no_tool_calls',
       steps: 2,
@@ -124,7 +126,7 @@ describe('@kosong/server: the UI message stream, read by the AI SDK', () => {
     const events = sseData(await response.text());
     expect(events.at(-1)).to.equal('[DONE]');
     const chunks = events.slice(0, -1) as { type: string }[];
-    const known = new Set(['start', 'start-step', 'finish-step', 'text-start', 'text-delta', 'text-end', 'reasoning-start', 'reasoning-delta', 'reasoning-end', 'tool-input-start', 'tool-input-delta', 'tool-input-available', 'tool-output-available', 'tool-output-error', 'finish', 'error', 'abort']);
+    const known = new Set(['start', 'start-step', 'finish-step', 'message-metadata', 'text-start', 'text-delta', 'text-end', 'reasoning-start', 'reasoning-delta', 'reasoning-end', 'tool-input-start', 'tool-input-delta', 'tool-input-available', 'tool-output-available', 'tool-output-error', 'finish', 'error', 'abort']);
     for (const chunk of chunks) expect(known.has(chunk.type), chunk.type).to.equal(true);
     await expectKnownChunks(chunks);
     expect(chunks[0]!.type).to.equal('start');
@@ -142,5 +144,39 @@ describe('@kosong/server: the UI message stream, read by the AI SDK', () => {
     expect(chat.status).to.equal('error');
     expect(errors).to.have.length(1);
     expect(errors[0]!.message).to.match(/nonsense|directive|unknown/i);
+  });
+
+  it('a failed attempt that the agent tries again is a transient data-kosong-retry chunk (a data chunk the AI SDK knows); the message is the attempt that succeeded', async () => {
+    await server.close();
+    const echo = new EchoChatProvider();
+    let calls = 0;
+    const flaky: ChatProvider = {
+      get name() {
+        return echo.name;
+      },
+      get modelName() {
+        return echo.modelName;
+      },
+      get thinkingEffort() {
+        return echo.thinkingEffort;
+      },
+      generate(...args) {
+        calls++;
+        if (calls === 1) return Promise.reject(new APIConnectionError('the connection was reset'));
+        return echo.generate(...args);
+      },
+      get generation() {
+        return echo.generation;
+      },
+      withThinking: (effort) => echo.withThinking(effort),
+      withGeneration: (options) => echo.withGeneration(options),
+    };
+    server = await startServer({ acme: flaky, globex: new EchoChatProvider() }, { sessions: memorySessions(), agent: { systemPrompt: '', retry: { initialDelayMs: 1, jitterMs: 0 } } });
+    const chunks = sseData(await (await post(server, chatBody('retried', 'text: after a retry'))).text()) as { type: string; data?: unknown; transient?: boolean }[];
+    await expectKnownChunks(chunks);
+    const retry = chunks.find((c) => c.type === 'data-kosong-retry')!;
+    expect(retry).to.deep.equal({ type: 'data-kosong-retry', data: { attempt: 1, nextAttempt: 2, delayMs: 1, error: 'the connection was reset' }, transient: true });
+    expect(chunks.filter((c) => c.type === 'text-delta')).to.have.length(1);
+    expect(calls).to.equal(2);
   });
 });
