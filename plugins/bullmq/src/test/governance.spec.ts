@@ -1,6 +1,7 @@
-import { TenantLimitError, type HookErrorReport, type Kernel, type TokenUsage } from '@kosong/core';
+import { TenantBudgetExceededError, TenantLimitError, type HookErrorReport, type Kernel, type TokenUsage } from '@kosong/core';
 import type { UsageLedger } from '@kosong/core/kernel';
 import { expect } from 'chai';
+import { Redis } from 'ioredis';
 import { RedisGovernance, RedisUnavailableError, RedisUsageLedger } from '../index.js';
 import { RedisServer } from '../testing/redis-server.js';
 import { TestProcess } from '../testing/test-process.js';
@@ -111,6 +112,41 @@ describe('tenant limits and the usage ledger in Redis (RedisGovernance, real Red
     expect(await rejectionOf(ledger.query({ groupBy: ['week' as never] }))).to.be.instanceOf(TypeError);
   });
 
+  it('costs one Redis command per step for its usage record, and one per cap to take and give back a place', async () => {
+    const prefix = testPrefix();
+    const { kernel } = await worker(prefix, new UsageProvider());
+    kernel.tenants.define('free', {});
+    kernel.tenants.define('capped', { limits: { maxConcurrentSteps: 16 } }); // room for all: no step waits (a waiter tries again)
+    const admin = new Redis(server.url);
+    closers.push(async () => admin.disconnect());
+    const stepsIn = async (tenant: string): Promise<number> => {
+      const name = JSON.stringify([tenant, 'usage', 'usage-model', Math.floor(Date.now() / 86_400_000)]);
+      return Number((await admin.hget(`${prefix}:{usage}:b:${name}`, 'steps')) ?? 0);
+    };
+    // The commands a client can send (commandstats also counts those a script runs: they are left out).
+    const clientCommands = new Set(['evalsha', 'eval', 'script', 'zrem', 'hgetall', 'smembers', 'hmget', 'get', 'set', 'incrby', 'pttl', 'multi', 'exec', 'ping']);
+    const commands = async (): Promise<Record<string, number>> => {
+      const stats: Record<string, number> = {};
+      for (const line of (await admin.info('commandstats')).split('\r\n')) {
+        const match = /^cmdstat_([^:]+):calls=(\d+)/.exec(line);
+        if (match && clientCommands.has(match[1]!)) stats[match[1]!] = Number(match[2]);
+      }
+      return stats;
+    };
+    for (const [tenant, expected] of [
+      ['free', { evalsha: 100 }],
+      ['capped', { evalsha: 200, zrem: 100 }],
+    ] as const) {
+      await runSteps([kernel], 1, 1, () => tenant); // warm: scripts loaded, clients ready
+      await until(async () => (await stepsIn(tenant)) === 1, 5_000, 'the first record');
+      await admin.config('RESETSTAT');
+      await runSteps([kernel], 100, 8, () => tenant);
+      await until(async () => (await stepsIn(tenant)) === 101, 5_000, 'every record');
+      await sleep(50); // the last places given back
+      expect(await commands(), tenant).to.deep.equal(expected);
+    }
+  });
+
   it('holds a tenant to its caps across two workers; another tenant is not delayed by its queue', async () => {
     const prefix = testPrefix();
     const provider = new UsageProvider(undefined, 150);
@@ -186,6 +222,29 @@ describe('tenant limits and the usage ledger in Redis (RedisGovernance, real Red
     }
     expect(Date.now() - killedAt, 'back within about one lease').to.be.below(2_000);
     expect(provider.requests).to.equal(1);
+  });
+
+  it("holds a tenant to its budget from the shared ledger: the step that crosses it is a worker's last, and the other worker refuses at once", async () => {
+    const prefix = testPrefix();
+    const provider = new UsageProvider(); // 10 input and 2 output tokens a step: $0.00006 at 3 and 15 per million
+    const workers = [await worker(prefix, provider), await worker(prefix, provider)];
+    for (const { kernel } of workers) kernel.tenants.define('acme', { limits: { budget: { usd: 0.00025, per: 'day' } } });
+    let admitted = 0;
+    let refusal: unknown;
+    while (refusal === undefined) {
+      try {
+        await runSteps([workers[0]!.kernel], 1, 1, () => 'acme');
+        admitted++;
+      } catch (error) {
+        refusal = error;
+      }
+    }
+    expect(admitted, 'four steps under the budget, and the fifth that crosses it').to.equal(5);
+    expect(TenantBudgetExceededError.isInstance(refusal)).to.equal(true);
+    const other = await rejectionOf(runSteps([workers[1]!.kernel], 1, 1, () => 'acme'));
+    expect(TenantBudgetExceededError.isInstance(other)).to.equal(true);
+    expect((other as TenantBudgetExceededError).spentUsd).to.be.closeTo(0.0003, 1e-12);
+    expect(provider.requests).to.equal(5);
   });
 
   it('paces a tenant across two workers: requests per minute together, the rest refused with a TenantLimitError', async () => {
