@@ -7,11 +7,11 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 
 /**
- * Starts `node <script>` and resolves with the URL it prints as its first line. The script must
- * exit when its stdin closes: it then ends with the process that started it, however that ends.
+ * Starts `node <script>` (with `nodeArgs` before it, and `env` over this process's environment) and
+ * resolves with the URL it prints as its first line. The script must exit when its stdin closes: it then ends with the process that started it, however that ends.
  */
-export async function startServerProcess(script: string): Promise<string> {
-  const child = spawn(process.execPath, [script], { stdio: ['pipe', 'pipe', 'inherit'] });
+export async function startServerProcess(script: string, options: { readonly nodeArgs?: readonly string[]; readonly env?: Readonly<Record<string, string>> } = {}): Promise<string> {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), script], { stdio: ['pipe', 'pipe', 'inherit'], ...(options.env === undefined ? {} : { env: { ...process.env, ...options.env } }) });
   child.unref();
   child.stdout.setEncoding('utf8');
   let output = '';

@@ -13,12 +13,14 @@ import { concurrentSuite } from './concurrent/index.js';
 import { distributedSuite } from './distributed/index.js';
 import { eventsSuite } from './events/index.js';
 import { geminiSuite } from './gemini/index.js';
+import { governanceSuite } from './governance/index.js';
 import { growthSuite } from './growth/index.js';
 import { kernelSuite } from './kernel/index.js';
 import { ledgerSuite } from './ledger/index.js';
 import { openAISuite } from './openai/index.js';
 import { openAIResponsesSuite } from './openai-responses/index.js';
 import { otelSuite } from './otel/index.js';
+import { serverSuite } from './server/index.js';
 import { smallSuite } from './small/index.js';
 import { stepSuite } from './step/index.js';
 
@@ -39,6 +41,8 @@ export const suites: readonly Suite[] = [
   distributedSuite,
   ledgerSuite,
   aiSdkSuite,
+  governanceSuite,
+  serverSuite,
 ];
 
 /** The suite called `name`; throws if there is none. */

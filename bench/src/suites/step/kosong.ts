@@ -11,6 +11,7 @@ import {
   toolOk,
   type ChatProvider,
   type StepResult,
+  type TokenUsage,
   type ToolResult,
   type Toolset,
 } from '@kosong/core';
@@ -36,10 +37,10 @@ export function prepare(): PreparedVariant<Output> {
 /**
  * The workload (by default the step suite's response) through any way of running a kosong step, then
  * `await result.toolResults()`, verified the same way (text, calls, results in call order). `label`
- * names the variant in errors.
+ * names the variant in errors; `usage`, if given, is the `TokenUsage` the provider reports for each step.
  */
-export function prepareStep(label: string, start: StepStarter, shape: ResponseShape = STEP_RESPONSE): PreparedVariant<Output> {
-  const provider = new MockChatProvider(responseParts(shape), { finishReason: shape.toolCalls > 0 ? 'tool_calls' : 'stop' });
+export function prepareStep(label: string, start: StepStarter, shape: ResponseShape = STEP_RESPONSE, usage?: TokenUsage): PreparedVariant<Output> {
+  const provider = new MockChatProvider(responseParts(shape), { finishReason: shape.toolCalls > 0 ? 'tool_calls' : 'stop', ...(usage === undefined ? {} : { usage }) });
   const textLength = shape.textDeltas * DELTA.length;
   const calls = shape.toolCalls;
   let executed = 0;
