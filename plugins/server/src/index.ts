@@ -17,6 +17,9 @@ export {
   type ChatHandlerOptions,
 } from './chat-handler.js';
 export { ChatRequestError, parseChatRequest, type ApprovalResponse, type ChatApprovalRequest, type ChatMessageRequest, type ChatRequest } from './chat-request.js';
+export { DEFAULT_REDIS_PREFIX } from './redis-keys.js';
+export { redisSessions, type RedisSessionsOptions } from './redis-sessions.js';
+export { SharedTurnLostError, redisTurns, type RedisTurnsOptions } from './redis-turns.js';
 export type { SharedTurns, SharedTurnWriter } from './shared-turns.js';
 export { TurnReaderDetachedError } from './turn-stream.js';
 export { directorySessions, isValidChatId, memorySessions, type ChatSessions } from './sessions.js';

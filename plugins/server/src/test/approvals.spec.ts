@@ -1,36 +1,20 @@
-import { mkdtemp, readFile, rm, appendFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { expect } from 'chai';
 import { lastAssistantMessageIsCompleteWithApprovalResponses, type DynamicToolUIPart, type UIMessage } from 'ai';
 
-import { Kernel, requireApproval, toolOk, type Toolset } from '@kosong/core';
+import { Kernel, requireApproval } from '@kosong/core';
 import { EchoChatProvider } from '@kosong/provider-echo';
 
 import { apiKeyAuth, hashApiKey } from '../auth.js';
 import { directorySessions, memorySessions, type ChatSessions } from '../sessions.js';
 import { createServer } from '../server.js';
-import { KEYS, NodeChat, expectKnownChunks, sseData, transport, waitFor, type TestServer } from './support.js';
-
-/** A tool whose runs are counted by its own marker: each run appends a line to `file`. */
-function markerToolset(file: string): Toolset {
-  return {
-    tools: [{ name: 'mark', description: 'Appends a line to the marker file.', parameters: { type: 'object', properties: { note: { type: 'string' } } } }],
-    async handle(call) {
-      await appendFile(file, `${call.id}\n`);
-      return { toolCallId: call.id, returnValue: toolOk({ output: 'marked' }) };
-    },
-  };
-}
+import { KEYS, NodeChat, expectKnownChunks, markerLines, markerToolset, sseData, transport, waitFor, type TestServer } from './support.js';
 
 /** One call of `mark` that needs approval, then an answer. */
 const SCRIPT = ['tool_call: {"id": "m1", "name": "mark", "arguments": "{\\"note\\": \\"x\\"}"}', '---', 'text: all done'].join('\n');
-
-async function markerLines(file: string): Promise<string[]> {
-  const text = await readFile(file, 'utf8').catch(() => '');
-  return text.split('\n').filter((line) => line !== '');
-}
 
 /** The dynamic tool part of a call in the chat's last message. */
 function toolPart(chat: NodeChat, toolCallId: string): DynamicToolUIPart {

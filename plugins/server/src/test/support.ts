@@ -1,6 +1,8 @@
 import { AbstractChat, DefaultChatTransport, uiMessageChunkSchema, type ChatInit, type ChatState, type ChatStatus, type UIMessage } from 'ai';
 import { expect } from 'chai';
 
+import { appendFile, readFile } from 'node:fs/promises';
+
 import { Kernel, toolError, toolOk, type ChatProvider, type Toolset } from '@kosong/core';
 import type { FastifyInstance } from 'fastify';
 
@@ -34,6 +36,27 @@ export function localToolset(log: string[] = []): Toolset {
       return { toolCallId: call.id, returnValue: toolError({ message: `no tool ${call.function.name}`, brief: 'not found' }) };
     },
   };
+}
+
+/**
+ * A tool whose runs are counted by its own marker: each run of `mark` appends its call id as a line
+ * to `file`, then takes `delayMs` more before it returns.
+ */
+export function markerToolset(file: string, delayMs = 0): Toolset {
+  return {
+    tools: [{ name: 'mark', description: 'Appends a line to the marker file.', parameters: { type: 'object', properties: { note: { type: 'string' } } } }],
+    async handle(call) {
+      await appendFile(file, `${call.id}\n`);
+      if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+      return { toolCallId: call.id, returnValue: toolOk({ output: 'marked' }) };
+    },
+  };
+}
+
+/** The lines of a marker file (none when it does not exist). */
+export async function markerLines(file: string): Promise<string[]> {
+  const text = await readFile(file, 'utf8').catch(() => '');
+  return text.split('\n').filter((line) => line !== '');
 }
 
 /** A server listening on 127.0.0.1, port 0. */
