@@ -20,7 +20,8 @@ export const serverSuite: Suite = {
     `${CHATS.toLocaleString('en')} agent turns started at once, each one step of ${DELTAS_BEFORE_GATE} text deltas, a wait until every turn has streamed them ` +
     `(all ${CHATS.toLocaleString('en')} streams open at once), then ${DELTAS_AFTER_GATE} more; the time of a run is until the last turn ended. ` +
     'Time to the first text delta from the start of the run (its p50 and p99 over the chats); memory per open stream: the heap and external memory ' +
-    'the process running the turns holds (after full collections) while all of them wait, over the same before they started, per turn',
+    'the process running the turns holds (after full collections) while all of them wait, over the same before they started, per turn; ' +
+    'CPU per chat: the user + system time of the process running the turns (the server\'s, or the measuring process for bare-turn) over the run, per chat',
   baseline: 'bare-turn',
   variants: [
     {
@@ -42,6 +43,7 @@ export const serverSuite: Suite = {
     { key: 'firstDeltaP50Ms', label: 'first text delta p50 (ms)', decimals: 1 },
     { key: 'firstDeltaP99Ms', label: 'first text delta p99 (ms)', decimals: 1 },
     { key: 'memoryPerStreamKb', label: 'memory per open stream (KB)', decimals: 1 },
+    { key: 'cpuMsPerChat', label: 'CPU ms per chat of the process running the turns', decimals: 2 },
   ],
   targets: [{ variant: 'server', metric: 'memoryPerStreamKb', max: 50 }],
 };

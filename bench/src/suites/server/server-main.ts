@@ -3,7 +3,8 @@
  * 127.0.0.1 with the {@link PausingProvider}, one API key for the tenant. Two routes of the bench's
  * own control the gate: `POST /bench/hold?chats=N` measures the memory in use (after full
  * collections) and closes the gate for the next N turns; `GET /bench/held` answers once N turns
- * wait at it, with the memory held per open stream, then opens it.
+ * wait at it, with the memory held per open stream, then opens it; `GET /bench/cpu` answers with
+ * the process's CPU time so far (user + system).
  *
  * Started with `--expose-gc` by {@link startServerProcess}; exits when its stdin closes.
  *
@@ -34,6 +35,11 @@ app.post('/bench/hold', async (request) => {
   const before = await settledMemory();
   hold = { chats, before, allWaiting: gate.close(chats) };
   return { ok: true };
+});
+
+app.get('/bench/cpu', () => {
+  const { user, system } = process.cpuUsage();
+  return { cpuMs: (user + system) / 1000 };
 });
 
 app.get('/bench/held', async () => {

@@ -18,6 +18,8 @@ interface Output {
   readonly firstDeltaMs: readonly number[];
   readonly texts: readonly string[];
   readonly memoryPerStreamBytes: number;
+  /** CPU time (user + system) of the process running the turns, from the start of the run to its end, in ms. */
+  readonly turnsCpuMs: number;
 }
 
 function verify(label: string, { firstDeltaMs, texts }: Output): void {
@@ -26,12 +28,18 @@ function verify(label: string, { firstDeltaMs, texts }: Output): void {
   if (wrong >= 0) throw new Error(`${label}: chat ${wrong} streamed ${JSON.stringify(texts[wrong]!.slice(0, 200))}`);
 }
 
-function measure({ firstDeltaMs, memoryPerStreamBytes }: Output): Record<string, number> {
+function measure({ firstDeltaMs, memoryPerStreamBytes, turnsCpuMs }: Output): Record<string, number> {
   return {
     firstDeltaP50Ms: quantile(firstDeltaMs, 0.5),
     firstDeltaP99Ms: quantile(firstDeltaMs, 0.99),
     memoryPerStreamKb: memoryPerStreamBytes / 1024,
+    cpuMsPerChat: turnsCpuMs / CHATS,
   };
+}
+
+function cpuMs(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
 }
 
 /** `kernel.agent({ tenant }).run()` × {@link CHATS} at once, in this process: the floor. */
@@ -42,6 +50,7 @@ export async function prepareBareTurns(): Promise<PreparedVariant<Output>> {
     async run() {
       const before = await settledMemory();
       const allWaiting = gate.close(CHATS);
+      const cpuBefore = cpuMs();
       const start = performance.now();
       const firstDeltaMs: number[] = new Array<number>(CHATS);
       const turns = Array.from({ length: CHATS }, async (_, i) => {
@@ -60,7 +69,8 @@ export async function prepareBareTurns(): Promise<PreparedVariant<Output>> {
       const memoryPerStreamBytes = ((await settledMemory()) - before) / CHATS;
       gate.open();
       const texts = await Promise.all(turns);
-      return { firstDeltaMs, texts, memoryPerStreamBytes };
+      // The collections of the memory measurement are in it too, as they are in the server's.
+      return { firstDeltaMs, texts, memoryPerStreamBytes, turnsCpuMs: cpuMs() - cpuBefore };
     },
     verify: (output) => verify('bare-turn', output),
     measure,
@@ -82,11 +92,13 @@ export async function prepareServerChats(): Promise<PreparedVariant<Output>> {
   // The bench's own requests on a connection of their own: the pool's are all busy with the held chats.
   const control = new Client(url);
   const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
+  const serverCpuMs = async (): Promise<number> => ((await (await control.request({ path: '/bench/cpu', method: 'GET' })).body.json()) as { cpuMs: number }).cpuMs;
   return {
     async run() {
       const hold = await control.request({ path: `/bench/hold?chats=${CHATS}`, method: 'POST' });
       if (hold.statusCode !== 200) throw new Error(`server: /bench/hold answered ${hold.statusCode}: ${await hold.body.text()}`);
       await hold.body.dump();
+      const cpuBefore = await serverCpuMs();
       const start = performance.now();
       const firstDeltaMs: number[] = new Array<number>(CHATS);
       const chats = Array.from({ length: CHATS }, async (_, i) => {
@@ -114,7 +126,7 @@ export async function prepareServerChats(): Promise<PreparedVariant<Output>> {
       const held = await control.request({ path: '/bench/held', method: 'GET' });
       const { memoryPerStreamBytes } = (await held.body.json()) as { memoryPerStreamBytes: number };
       const texts = await Promise.all(chats);
-      return { firstDeltaMs, texts, memoryPerStreamBytes };
+      return { firstDeltaMs, texts, memoryPerStreamBytes, turnsCpuMs: (await serverCpuMs()) - cpuBefore };
     },
     verify: (output) => verify('server', output),
     measure,
