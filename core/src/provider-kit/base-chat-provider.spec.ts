@@ -177,10 +177,11 @@ describe('provider kit: BaseChatProvider', () => {
       expect(Object.isFrozen(first)).to.equal(true);
       expect(resolveCallGeneration(provider, undefined, [...tools])).to.not.equal(first, 'other tools');
       expect(resolveCallGeneration(provider, { seed: 1 }, tools).options).to.deep.equal({ temperature: 0.2, seed: 1 });
-      // a provider whose options are a plain object it may change between calls: never handed over again
+      // a provider whose options are a plain object it may change between calls: handed over again only while it has no fields
       const mutable: { name: string; generation: Record<string, unknown> } = { name: 'plain', generation: {} };
       const plain = resolveCallGeneration(mutable, undefined, tools);
       expect(plain.options).to.deep.equal({});
+      expect(resolveCallGeneration(mutable, undefined, tools)).to.equal(plain, 'still no fields');
       mutable.generation['temperature'] = 5;
       expect(() => resolveCallGeneration(mutable, undefined, tools)).to.throw(/temperature/, 'changed in place: checked again');
       // a named tool choice is checked against the tools' names on every call (the array may change in place)

@@ -9,7 +9,7 @@
 
 import type { Tool } from '../tooling/tool.js';
 import type { ChatProvider, ProviderGenerateOptions, ResolvedGeneration } from './chat-provider.js';
-import { isCheckedGenerationOptions, resolveGenerationOptions, type GenerationOptions } from './generation-options.js';
+import { hasNoOwnKeys, isCheckedGenerationOptions, resolveGenerationOptions, type GenerationOptions } from './generation-options.js';
 
 export type { ResolvedGeneration } from './chat-provider.js';
 
@@ -25,17 +25,26 @@ export function resolveCallGeneration(
   tools: readonly Tool[],
 ): ResolvedGeneration {
   const configured = provider.generation;
-  // The usual call: no options of its own, the provider's checked ones (frozen), the tools of the
-  // call before. What it resolves to cannot have changed: the last one is handed over again.
+  // The usual call: no options of its own, the provider's own ones settled (checked and frozen, or
+  // still none), the tools of the call before. It resolves as before: the last one is handed over again.
   const last = lastResolved;
-  if (perCall === undefined && last !== undefined && last.configured === configured && last.tools === tools) return last;
+  if (perCall === undefined && last !== undefined && last.configured === configured && last.tools === tools && isSettled(configured)) return last;
   const resolved: ResolvedGeneration = { options: resolveGenerationOptions(provider.name, configured, perCall, tools), configured, tools };
   // A `toolChoice` is checked against the tools' names, which an array changed in place would escape.
-  if (perCall === undefined && isCheckedGenerationOptions(configured) && resolved.options.toolChoice === undefined) {
+  if (perCall === undefined && isSettled(configured) && resolved.options.toolChoice === undefined) {
     lastResolved = Object.freeze(resolved);
     lastCarrier = Object.create(Object.prototype, { resolvedGeneration: { value: resolved } }) as object;
   }
   return resolved;
+}
+
+/**
+ * Whether a provider's own options resolve now as they did before, if they are the same object:
+ * checked ones are frozen; a plain object without fields (a provider that sets none) is looked at
+ * again each time, as it may have got one since.
+ */
+function isSettled(configured: GenerationOptions | undefined): boolean {
+  return isCheckedGenerationOptions(configured) || hasNoOwnKeys(configured!);
 }
 
 /** The last call's resolution that {@link resolveCallGeneration} may hand over again. */

@@ -63,8 +63,8 @@ const EMPTY: GenerationOptions = Object.freeze({});
  */
 const CHECKED = new WeakSet<GenerationOptions>([EMPTY]);
 
-/** Whether `options` (an object) has no own enumerable property: it checks as no options. */
-function hasNoOwnKeys(options: object): boolean {
+/** Whether `options` (an object) has no own enumerable property: it checks as no options. @internal */
+export function hasNoOwnKeys(options: object): boolean {
   for (const key in options) if (Object.hasOwn(options, key)) return false;
   return true;
 }
