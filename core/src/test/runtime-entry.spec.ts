@@ -70,6 +70,7 @@ describe('@kosong/core/runtime', () => {
       'DEFAULT_MAX_HOOK_FAILURES',
       'abortableDelay',
       'asNamedHooks',
+      'checkTimeoutBudgets',
       'freezeJson',
       'freezePart',
       'isDisposalErrorReport',
