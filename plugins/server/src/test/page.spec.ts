@@ -5,7 +5,7 @@ import { delimiter, join } from 'node:path';
 
 import { chromium, type Browser, type Page } from 'playwright-core';
 
-import { Kernel, requireApproval } from '@kosong/core';
+import { Kernel, requireApproval, toolOk, type ToolResult, type Toolset } from '@kosong/core';
 import { EchoChatProvider } from '@kosong/provider-echo';
 import type { FastifyInstance } from 'fastify';
 
@@ -43,10 +43,51 @@ const TOOLS_WHILE_TALKING = [
   'text: The sum is 3.',
 ].join('\n');
 
-/** A long answer, a word per part (the echo model waits {@link DELAY_MS} before each). */
-const LONG_ANSWER = Array.from({ length: 14 }, (_, i) => `text:  word${i}`).join('\n');
+/**
+ * Run in the page before a prompt is sent: notes what the assistant's message said when its text
+ * first showed "Let me check." and when the row of tool call c1 first appeared (a MutationObserver:
+ * the page as it was at that moment, whatever the test's own timing).
+ */
+const NOTE_MOMENTS = `
+  window.kosongMoments = {};
+  new MutationObserver(() => {
+    const moments = window.kosongMoments;
+    const said = document.querySelector('.message.assistant')?.textContent ?? '';
+    if (moments.firstText === undefined && said.includes('Let me check.')) moments.firstText = said;
+    if (moments.toolRow === undefined && document.querySelector('.timeline .row.tool[data-tool-call-id="c1"]')) {
+      moments.toolRow = { said, status: document.querySelector('.status')?.getAttribute('data-status') };
+    }
+  }).observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true });
+`;
 
-const DELAY_MS = 150;
+/** A step that calls `gate`, which returns only when the test opens it ({@link openGates}), then a last step. */
+const GATED = ['text: Before', 'text:  the gate.', 'tool_call: {"id": "g1", "name": "gate", "arguments": "{}"}', '---', 'text: After', 'text:  the gate.'].join('\n');
+
+/** The calls of `gate` that wait. */
+const gateWaiters: (() => void)[] = [];
+
+/** Returns every waiting call of `gate`. */
+function openGates(): void {
+  for (const open of gateWaiters.splice(0)) open();
+}
+
+/** The local toolset, and `gate`: a call that waits until the test opens it (or its signal aborts it). */
+function gatedToolset(): Toolset {
+  const local = localToolset();
+  return {
+    tools: [...local.tools, { name: 'gate', description: 'Waits until it is opened.', parameters: { type: 'object', properties: {} } }],
+    handle(call, context) {
+      if (call.function.name !== 'gate') return local.handle(call, context);
+      return new Promise<ToolResult>((resolve, reject) => {
+        const open = (): void => resolve({ toolCallId: call.id, returnValue: toolOk({ output: 'opened' }) });
+        gateWaiters.push(open);
+        context.signal.addEventListener('abort', () => (gateWaiters.splice(gateWaiters.indexOf(open), 1), reject(context.signal.reason as Error)), { once: true });
+      });
+    },
+  };
+}
+
+const DELAY_MS = 100;
 
 /** The key of the tenant whose every tool call needs approval. */
 const APPROVER_KEY = 'sk-initech-approvals-0123';
@@ -73,8 +114,10 @@ describe('@kosong/server: the web page in Chromium (useChat and the step timelin
     console.log(`      screenshot: ${path}`);
   }
 
-  async function openPage(key: string): Promise<void> {
-    await page.goto(`${url}/`);
+  async function openPage(key: string, at = url): Promise<void> {
+    await page.goto(`${at}/`);
+    await page.evaluate('sessionStorage.clear()'); // the previous test's key and messages
+    await page.reload();
     await page.fill('input[name="api-key"]', key);
   }
 
@@ -90,7 +133,7 @@ describe('@kosong/server: the web page in Chromium (useChat and the step timelin
   before(async () => {
     browser = await chromium.launch({ executablePath: chromiumExecutable(), args: ['--no-sandbox', '--disable-gpu'] });
     kernel = new Kernel();
-    kernel.tenants.define('acme', { provider: new EchoChatProvider({ delayMs: DELAY_MS }), toolset: localToolset() });
+    kernel.tenants.define('acme', { provider: new EchoChatProvider({ delayMs: DELAY_MS }), toolset: gatedToolset() });
     kernel.tenants.define('globex', { provider: new EchoChatProvider({ delayMs: DELAY_MS }), toolset: localToolset() });
     kernel.tenants.define('initech', { provider: new EchoChatProvider({ delayMs: 20 }), toolset: requireApproval(localToolset(approverLog)) });
     const auth = apiKeyAuth([
@@ -112,27 +155,25 @@ describe('@kosong/server: the web page in Chromium (useChat and the step timelin
     await kernel?.dispose();
   });
   beforeEach(async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    page = await context.newPage();
-    page.on('pageerror', (error) => console.log(`      page error: ${error.message}`));
-  });
-  afterEach(async () => {
-    await page.context().close();
+    // One page for every test (a new browser context costs seconds on a loaded machine); each test
+    // starts from a blank tab without the previous one's key or messages.
+    if (page === undefined) {
+      page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+      page.on('pageerror', (error) => console.log(`      page error: ${error.message}`));
+      if (process.env.DEBUG_PAGE) page.on('response', (r) => console.log(`      ${r.request().method()} ${r.url()} ${r.status()}`));
+      if (process.env.DEBUG_PAGE) page.on('console', (m) => console.log(`      console: ${m.text()}`));
+    }
+    await page.goto('about:blank');
+    await page.context().clearCookies();
+    openGates();
   });
 
   it('streams the text as it comes, shows the tool rows (in call order, with results) before the text ends, then usage', async () => {
     await openPage(KEYS.acme);
+    await page.evaluate(NOTE_MOMENTS);
     await send(TOOLS_WHILE_TALKING);
-    await assistantSays('Let me check.');
-    expect(await assistantText()).not.to.include('slowly.');
-
-    const slowTool = page.locator('.timeline .row.tool[data-tool-call-id="c1"]');
-    await slowTool.waitFor();
-    // The tool's row is there while the model still streams the step's text.
-    expect(await assistantText()).not.to.include('slowly.');
-    expect(await page.locator('.status').getAttribute('data-status')).to.equal('streaming');
+    await page.locator('.timeline .row.tool[data-tool-call-id="c1"]').waitFor();
     await screenshot('1-tools-while-streaming');
-
     await assistantSays('The sum is 3.');
     await page.locator('.status[data-status="ready"]').waitFor();
     const rows = page.locator('.timeline .step[data-step="0"] .row.tool');
@@ -141,7 +182,15 @@ describe('@kosong/server: the web page in Chromium (useChat and the step timelin
     expect(await page.locator('.row.tool[data-tool-call-id="c1"] .tool-result').innerText()).to.equal('waited');
     expect(await page.locator('.row.tool[data-tool-call-id="c2"] .tool-result').innerText()).to.equal('3');
 
+    // What the page showed when the text first appeared, and when the slow tool's row appeared: the
+    // text streams, and the row is there while the model still streams the step's text.
+    const moments = (await page.evaluate('window.kosongMoments')) as { firstText: string; toolRow: { said: string; status: string } };
+    expect(moments.firstText).to.include('Let me check.').and.not.include('slowly.');
+    expect(moments.toolRow.said).to.include('Let me check.').and.not.include('slowly.');
+    expect(moments.toolRow.status).to.equal('streaming');
+
     // Each tool's bar starts where its call completed, before the step's stream ended.
+    const slowTool = page.locator('.timeline .row.tool[data-tool-call-id="c1"]');
     const step = page.locator('.timeline .step[data-step="0"]');
     const streamEnd = Number(await step.getAttribute('data-stream-end'));
     const calledAt = Number(await slowTool.getAttribute('data-called-at'));
@@ -158,33 +207,37 @@ describe('@kosong/server: the web page in Chromium (useChat and the step timelin
 
   it('a reload in the middle of a turn resumes its stream (GET …/stream) and shows the whole answer', async () => {
     await openPage(KEYS.acme);
-    await send(LONG_ANSWER);
-    await assistantSays('word1');
-    expect(await assistantText()).not.to.include('word13');
+    await send(GATED);
+    await page.locator('.timeline .row.tool[data-tool-call-id="g1"][data-state="running"]').waitFor();
     const resumed = page.waitForResponse((response) => /\/api\/chat\/[^/]+\/stream$/.test(response.url()) && response.status() === 200);
     await page.reload();
     await resumed;
-    await assistantSays('word13');
-    const text = await assistantText();
-    expect(text).to.include(Array.from({ length: 14 }, (_, i) => ` word${i}`).join('').trim());
+    // The replay rebuilt the turn so far, the call still running; then the rest comes live.
+    await page.locator('.timeline .turn[data-origin="resume"] .row.tool[data-tool-call-id="g1"][data-state="running"]').waitFor();
+    expect(await assistantText()).to.include('Before the gate.').and.not.include('After');
+    openGates();
+    await assistantSays('After the gate.');
+    await page.locator('.status[data-status="ready"]').waitFor();
     // The prompt, kept by the tab, is there once, and the answer once.
     expect(await page.locator('.message.user').count()).to.equal(1);
     expect(await page.locator('.message.assistant').count()).to.equal(1);
-    expect(await page.locator('.turn').getAttribute('data-origin')).to.equal('resume');
-    await page.locator('.status[data-status="ready"]').waitFor();
+    expect(await page.locator('.chat .tool-part[data-tool-call-id="g1"]').innerText()).to.include('→ opened');
+    expect(await page.locator('.turn').count()).to.equal(1);
+    expect(await page.locator('.turn').getAttribute('data-outcome')).to.equal('finish');
     await screenshot('3-resumed-after-reload');
   });
 
-  it("Stop stops the server's turn (POST …/<id>/stop): its stream ends with abort before the answer is complete", async () => {
+  it("Stop stops the server's turn (POST …/<id>/stop): its stream ends with abort, the waiting tool is cancelled", async () => {
     await openPage(KEYS.acme);
-    await send(LONG_ANSWER);
-    await assistantSays('word1');
+    await send(GATED);
+    await page.locator('.timeline .row.tool[data-tool-call-id="g1"][data-state="running"]').waitFor();
     const stopped = page.waitForResponse((response) => /\/api\/chat\/[^/]+\/stop$/.test(response.url()));
     await page.click('button:has-text("Stop")');
     expect((await stopped).status()).to.equal(204);
     await page.locator('.turn[data-outcome="abort"]').waitFor();
     await page.locator('.status[data-status="ready"]').waitFor();
-    expect(await assistantText()).not.to.include('word13');
+    expect(gateWaiters).to.deep.equal([]); // the gate's call was aborted: nobody waits
+    expect(await assistantText()).to.include('Before the gate.').and.not.include('After');
     await screenshot('9-stopped');
   });
 
@@ -294,8 +347,7 @@ describe('@kosong/server: the web page in Chromium (useChat and the step timelin
     after(() => scripted?.close());
 
     it('draws a retry on its step, and the usage and cost of the step and of the turn', async () => {
-      await page.goto(`${scriptedUrl}/`);
-      await page.fill('input[name="api-key"]', 'any');
+      await openPage('any', scriptedUrl);
       await send('go');
       await page.locator('.status[data-status="ready"]').waitFor();
       expect(await assistantText()).to.include('Second try.');

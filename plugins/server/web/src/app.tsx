@@ -46,9 +46,11 @@ export function App({ api }: { readonly api: string }) {
     <>
       <header>
         <h1>kosong</h1>
-        <label>
-          API key <input type="password" name="api-key" autoComplete="off" value={apiKey} onChange={(event) => setApiKey(event.target.value.trim())} placeholder="sk-…" />
-        </label>
+        <form className="api-key" onSubmit={(event) => event.preventDefault()}>
+          <label>
+            API key <input type="password" name="api-key" autoComplete="off" value={apiKey} onChange={(event) => setApiKey(event.target.value.trim())} placeholder="sk-…" />
+          </label>
+        </form>
         <span className="chat-id">
           {view.kind === 'saved' ? 'saved chat' : 'chat'} <code>{view.chatId}</code>
         </span>

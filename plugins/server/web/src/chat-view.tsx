@@ -10,17 +10,20 @@ import { TimelineRecorder } from './timeline-recorder.js';
 
 /**
  * A live chat on the AI SDK's `useChat`: the conversation and the prompt on one side, the step
- * timeline on the other. A reload resumes the turn in flight (`resume: true`: `GET …/<id>/stream`).
+ * timeline on the other. A reload resumes the turn in flight (`resume: true`: `GET …/<id>/stream`)
+ * when the tab has a key.
  */
 export function ChatView({ api, chatId, currentApiKey }: { readonly api: string; readonly chatId: string; readonly currentApiKey: () => string }) {
   const recorder = useMemo(() => new TimelineRecorder(), []);
   const transport = useMemo(() => new TimedChatTransport(api, currentApiKey, recorder), [api, currentApiKey, recorder]);
   const initialMessages = useMemo(() => loadMessages(chatId), [chatId]);
+  // Without a key there is nothing this tab may resume (the server would answer 401).
+  const [resume] = useState(() => currentApiKey() !== '');
   const { messages, sendMessage, status, error, stop, addToolApprovalResponse, clearError } = useChat({
     id: chatId,
     messages: initialMessages,
     transport,
-    resume: true,
+    resume,
     sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
   });
   const [prompt, setPrompt] = useState('');
