@@ -15,6 +15,7 @@ import { fail, missingKeyMessage, setupFailedEvent, SETUP_EXIT_CODE, wantsJson }
 import { terminalCapabilities } from './terminal/terminal-capabilities.js';
 import { parseDuration } from './timeout-flags.js';
 import { registerUsageCommand } from './usage/usage-registration.js';
+import { registerServeCommand } from './serve-command.js';
 
 const EXIT_CODES_HELP =
   'Exit codes: 0 done, 1 the turn failed, 2 bad usage or setup (nothing ran),\n3 the turn stopped at --max-steps, 124 the turn ran out of --timeout, 130 interrupted (Ctrl-C).';
@@ -165,6 +166,7 @@ program
   });
 
 registerUsageCommand(program);
+registerServeCommand(program, globalOptions);
 
 // No command: chat. A word that is not a command is an error naming it.
 program.action(async () => {

@@ -1,0 +1,128 @@
+import { createHash } from 'node:crypto';
+import { request } from 'node:http';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { expect } from 'chai';
+
+import { killLeftovers, runCli, startCli, type CliProcess } from './cli-harness.js';
+
+/** The `data:` payloads of an SSE body (`[DONE]` kept as the string). */
+function sseData(text: string): unknown[] {
+  return text
+    .split('\n\n')
+    .filter((event) => event.startsWith('data: '))
+    .map((event) => event.slice('data: '.length))
+    .map((data) => (data === '[DONE]' ? data : (JSON.parse(data) as unknown)));
+}
+
+const chatBody = (id: string, text: string): string => JSON.stringify({ id, trigger: 'submit-message', messages: [{ id: 'u1', role: 'user', parts: [{ type: 'text', text }] }] });
+
+/** Starts `kosong serve --port 0 …` in `cwd`; resolves with the process and the URL it printed. */
+async function serve(cwd: string, args: readonly string[] = [], env: Readonly<Record<string, string>> = {}): Promise<{ cli: CliProcess; url: string }> {
+  const cli = startCli(['serve', '--port', '0', ...args], cwd, env);
+  await cli.waitForStdout(/kosong serve: http:\/\/127\.0\.0\.1:\d+\/[^]*Ctrl-C stops/, 30_000);
+  const url = /kosong serve: (http:\/\/127\.0\.0\.1:\d+)\//.exec(cli.stdout)![1]!;
+  return { cli, url };
+}
+
+describe('kosong serve', function () {
+  this.timeout(60_000);
+  let cwd: string;
+  let home: string;
+
+  beforeEach(() => {
+    cwd = mkdtempSync(join(tmpdir(), 'kosong-serve-cwd-'));
+    home = mkdtempSync(join(tmpdir(), 'kosong-serve-home-'));
+    writeFileSync(join(cwd, 'package.json'), '{ "name": "served" }\n');
+  });
+  afterEach(() => {
+    killLeftovers();
+    rmSync(cwd, { recursive: true, force: true });
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  it('serves the offline demo with no key: prints the URL, streams a chat as the UI message stream, serves the page, and stops cleanly on SIGINT', async () => {
+    const { cli, url } = await serve(cwd, [], { KOSONG_HOME: home });
+    expect(cli.stdout).to.include('provider demo');
+    const response = await fetch(`${url}/api/chat`, { method: 'POST', body: chatBody('cli-1', 'hello') });
+    expect(response.status).to.equal(200);
+    expect(response.headers.get('x-vercel-ai-ui-message-stream')).to.equal('v1');
+    const chunks = sseData(await response.text()) as { type: string; toolName?: string }[];
+    expect(chunks[0]).to.deep.include({ type: 'start' });
+    expect(chunks.at(-1)).to.equal('[DONE]');
+    expect(chunks.at(-2)).to.deep.include({ type: 'finish' });
+    // The demo's tour: the built-in tools of the working directory ran.
+    expect(chunks.filter((c) => c.type === 'tool-input-available').map((c) => c.toolName)).to.include.members(['list_directory', 'read_file']);
+    expect(chunks.map((c) => c.type)).to.include('tool-output-available');
+    const page = await fetch(`${url}/`);
+    expect(page.status).to.equal(200);
+    expect(page.headers.get('content-type')).to.match(/^text\/html/);
+    // The chat is kept under $KOSONG_HOME.
+    expect(readdirSync(join(home, 'serve', 'sessions')).length).to.equal(1);
+    cli.interrupt();
+    const exit = await cli.waitForExit(20_000);
+    expect(exit.code).to.equal(0);
+    expect(exit.stdout).to.include('stopping');
+  });
+
+  it("without keys it serves this machine only: a request for another Host or from another site's page is a 401", async () => {
+    const { cli, url } = await serve(cwd, [], { KOSONG_HOME: home });
+    const otherSite = await fetch(`${url}/api/chat`, { method: 'POST', headers: { origin: 'http://evil.example' }, body: chatBody('c', 'hi') });
+    expect(otherSite.status).to.equal(401);
+    // A page of another name that resolves here (DNS rebinding): its Host is not this machine's.
+    const rebound = await new Promise<number>((resolve, reject) => {
+      const body = chatBody('c', 'hi');
+      const req = request(`${url}/api/chat`, { method: 'POST', headers: { host: `evil.example:${new URL(url).port}`, 'content-length': Buffer.byteLength(body) } }, (res) => {
+        res.resume();
+        resolve(res.statusCode!);
+      });
+      req.once('error', reject);
+      req.end(body);
+    });
+    expect(rebound).to.equal(401);
+    const sameSite = await fetch(`${url}/api/chat`, { method: 'POST', headers: { origin: url }, body: chatBody('c', 'hi') });
+    expect(sameSite.status).to.equal(200);
+    await sameSite.text();
+    cli.interrupt();
+    expect((await cli.waitForExit(20_000)).code).to.equal(0);
+  });
+
+  it('with --api-key-file, keys (as their SHA-256) map to tenants: no key or a wrong one is a 401, a tenant never sees another one\'s chat', async () => {
+    const sha = (key: string): string => createHash('sha256').update(key).digest('hex');
+    const keyFile = join(home, 'keys.txt');
+    writeFileSync(keyFile, `# tenant sha256\nacme ${sha('sk-acme')}\nglobex ${sha('sk-globex')}\n`);
+    const { cli, url } = await serve(cwd, ['--provider', 'echo', '--api-key-file', keyFile], { KOSONG_HOME: home });
+    const post = (key: string | undefined, body: string): Promise<Response> =>
+      fetch(`${url}/api/chat`, { method: 'POST', headers: key === undefined ? {} : { authorization: `Bearer ${key}` }, body });
+    expect((await post(undefined, chatBody('c', 'text: hi'))).status).to.equal(401);
+    expect((await post('sk-wrong', chatBody('c', 'text: hi'))).status).to.equal(401);
+    const acme = await post('sk-acme', chatBody('shared-id', 'text: for acme'));
+    expect(acme.status).to.equal(200);
+    expect(await acme.text()).to.include('for acme');
+    const saved = (key: string): Promise<unknown> => fetch(`${url}/api/chat/shared-id/messages`, { headers: { authorization: `Bearer ${key}` } }).then((r) => r.json());
+    expect(JSON.stringify(await saved('sk-acme'))).to.include('for acme');
+    expect(JSON.stringify(await saved('sk-globex'))).to.not.include('for acme');
+    cli.interrupt();
+    expect((await cli.waitForExit(20_000)).code).to.equal(0);
+  });
+
+  it('refuses what it cannot honour, before it listens (exit 2): another host without keys, a bad key file, an unknown config key', async () => {
+    const noKeys = await runCli(['serve', '--port', '0', '--host', '0.0.0.0'], cwd, { env: { KOSONG_HOME: home } });
+    expect(noKeys.code).to.equal(2);
+    expect(noKeys.stderr).to.include('needs API keys');
+    const keyFile = join(home, 'plain.txt');
+    writeFileSync(keyFile, 'acme sk-a-plain-key\n');
+    const plain = await runCli(['serve', '--port', '0', '--api-key-file', keyFile], cwd, { env: { KOSONG_HOME: home } });
+    expect(plain.code).to.equal(2);
+    expect(plain.stderr).to.include('line 1');
+    const config = join(home, 'config.json');
+    writeFileSync(config, JSON.stringify({ prot: 3000 }));
+    const bad = await runCli(['serve', '--port', '0', '--config', config], cwd, { env: { KOSONG_HOME: home } });
+    expect(bad.code).to.equal(2);
+    expect(bad.stderr).to.include('unknown key "prot"');
+    const badPort = await runCli(['serve', '--port', '70000'], cwd, { env: { KOSONG_HOME: home } });
+    expect(badPort.code).to.equal(2);
+  });
+});
