@@ -37,6 +37,12 @@ export interface VariantEntry {
    */
   readonly maxRuns?: { readonly warmup: number; readonly timed: number };
   /**
+   * Floors on the warm-up and timed runs per process, for variants whose runs are short but whose
+   * first runs are still the JIT warming up (the orchestrator uses the larger of the floor and its
+   * own setting, within {@link VariantEntry.maxRuns}).
+   */
+  readonly minRuns?: { readonly warmup: number; readonly timed: number };
+  /**
    * The variant's module is in `bench/peers` (a peer library that is not in the root install): the
    * orchestrator installs and compiles the peers before a suite with such a variant runs.
    */

@@ -27,6 +27,7 @@ import { preparePeers } from './peers.js';
 import { renderHeader, renderSuite } from './report.js';
 import { writeResults } from './results-file.js';
 import { DEFAULT_ROUND_POLICY, fixedRounds, largestRecentMove, needsAnotherRound, trackedSeries, type RoundPolicy } from './rounds.js';
+import { runCounts } from './run-counts.js';
 import { fixed } from './stats.js';
 import { baselineOf, summarise, type SuiteSummary } from './summary.js';
 import { findSuite, suites as allSuites } from './suites/index.js';
@@ -113,13 +114,6 @@ function describeRounds(config: Config): string {
   return `until every median paired ratio moved by ≤ ${tolerance * 100} % over the last ${window} rounds, within ${bounds} rounds (unless a suite sets its own bounds)`;
 }
 
-/** The warm-up and timed runs per process of a variant: the configured ones, within the variant's caps. */
-function runCounts(variant: VariantEntry, config: Config): { readonly runs: number; readonly warmup: number } {
-  return {
-    runs: Math.min(config.runs, variant.maxRuns?.timed ?? Infinity),
-    warmup: Math.min(config.warmup, variant.maxRuns?.warmup ?? Infinity),
-  };
-}
 
 /** Runs one variant in a fresh process and returns its report; rejects if the child fails. */
 function runChild(suite: string, variant: VariantEntry, config: Config): Promise<ChildReport> {
