@@ -258,21 +258,20 @@ export class TenantGovernor {
   }
 
   #govern<C>(inner: Toolset<C>): Toolset<C> {
+    /** Over the cap (or, with a shared store, refused by it): refused, or queued. */
+    const overCap = (gate: CapGate, call: ToolCall, context: ToolContext<C>): Promise<ToolResult> => {
+      const limits = this.#limits;
+      const refusal = (reason: 'refused' | 'timeout'): TenantLimitError => this.#capError('maxConcurrentToolCalls', gate, reason);
+      if (limits.onLimit === 'refuse') throw refusal('refused');
+      return gate.acquire(context.signal, limits.maxWaitMs ?? DEFAULT_LIMIT_MAX_WAIT_MS, () => refusal('timeout')).then(() => holding(gate, () => inner.handle(call, context)));
+    };
     const handle = (call: ToolCall, context: ToolContext<C>): ToolResult | Promise<ToolResult> => {
       const gate = this.#toolCalls;
       if (gate === undefined) return inner.handle(call, context);
-      const run = (): ToolResult | Promise<ToolResult> => holding(gate, () => inner.handle(call, context));
       const taken = gate.tryAcquire();
-      if (taken === true) return run();
-      // Over the cap (or, with a shared store, not known yet): refused, or queued.
-      const overCap = (): Promise<ToolResult> => {
-        const limits = this.#limits;
-        const refusal = (reason: 'refused' | 'timeout'): TenantLimitError => this.#capError('maxConcurrentToolCalls', gate, reason);
-        if (limits.onLimit === 'refuse') throw refusal('refused');
-        return gate.acquire(context.signal, limits.maxWaitMs ?? DEFAULT_LIMIT_MAX_WAIT_MS, () => refusal('timeout')).then(run);
-      };
-      if (taken === false) return overCap();
-      return taken.then((ok) => (ok ? run() : overCap()));
+      if (taken === true) return holding(gate, () => inner.handle(call, context));
+      if (taken === false) return overCap(gate, call, context);
+      return taken.then((ok) => (ok ? holding(gate, () => inner.handle(call, context)) : overCap(gate, call, context)));
     };
     const governed: Toolset<C> = {
       get tools() {
