@@ -23,5 +23,7 @@ export { SharedTurnLostError, redisTurns, type RedisTurnsOptions } from './redis
 export type { SharedTurns, SharedTurnWriter } from './shared-turns.js';
 export { TurnReaderDetachedError } from './turn-stream.js';
 export { directorySessions, isValidChatId, memorySessions, type ChatSessions } from './sessions.js';
+export { createPageHandler, PAGE_ASSETS_DIR, PAGE_PATHS, registerPage, type PageOptions } from './page.js';
+export { createSavedChatHandler, type RouteHandler, type SavedChatOptions } from './page-routes.js';
 export { createServer, mountChatHandler, type ServerOptions } from './server.js';
 export { SSE_DONE, sseFrame, UiChunkWriter, type ChatMessageMetadata, type UiFinishReason, type UiMessageChunk } from './ui-chunks.js';
