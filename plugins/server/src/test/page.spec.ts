@@ -300,6 +300,8 @@ describe('@kosong/server: the web page in Chromium (useChat and the step timelin
     const approved = page.locator('.turn[data-turn="2"] .approved-calls .row.tool[data-tool-call-id="a1"]');
     expect(await approved.getAttribute('data-state')).to.equal('done');
     expect(await approved.locator('.tool-result').innerText()).to.equal('3');
+    // Its step is the turn's second: the steps go on counting.
+    expect(await page.locator('.turn[data-turn="2"] .step[data-step="0"] .label').innerText()).to.equal('step 2');
     expect(await page.locator('.message.assistant').count()).to.equal(1);
     await screenshot('7-approved');
 

@@ -39,7 +39,7 @@ function Turn({ turn, now, onApproval }: { readonly turn: TurnTimeline; readonly
   return (
     <section className="turn" data-turn={turn.number} data-origin={turn.origin} data-outcome={turn.outcome?.kind ?? 'running'}>
       <h3>
-        {turn.origin === 'resume' ? `Turn ${turn.number}, resumed` : `Turn ${turn.number}`} · {seconds(elapsed)}
+        {turn.origin === 'resume' ? `Turn ${turn.number}, resumed` : turn.approvedCalls.length > 0 ? `Turn ${turn.number}, after the approval` : `Turn ${turn.number}`} · {seconds(elapsed)}
         {turn.outcome !== undefined && <span className={`outcome ${turn.outcome.kind}`}> · {turn.outcome.kind}{turn.outcome.text === '' ? '' : `: ${turn.outcome.text}`}</span>}
       </h3>
       {turn.origin === 'resume' && <p className="note">Replayed from the turn's start: the times are when the chunks arrived here.</p>}
@@ -56,19 +56,19 @@ function Turn({ turn, now, onApproval }: { readonly turn: TurnTimeline; readonly
         </div>
       )}
       {turn.steps.map((step) => (
-        <Step key={step.index} step={step} span={span} elapsed={elapsed} onApproval={onApproval} />
+        <Step key={step.index} step={step} number={turn.stepOffset + step.index + 1} span={span} elapsed={elapsed} onApproval={onApproval} />
       ))}
       {turn.usage !== undefined && <p className="usage turn-usage">Turn: {usageText(turn.usage)}{turn.cost === undefined ? '' : ` · ${costText(turn.cost)}`}</p>}
     </section>
   );
 }
 
-function Step({ step, span, elapsed, onApproval }: { readonly step: StepBar; readonly span: number; readonly elapsed: number; readonly onApproval: ApprovalAnswer }) {
+function Step({ step, number, span, elapsed, onApproval }: { readonly step: StepBar; readonly number: number; readonly span: number; readonly elapsed: number; readonly onApproval: ApprovalAnswer }) {
   const streamEnd = step.streamEndAt ?? step.endAt ?? elapsed;
   return (
     <div className="step" data-step={step.index} data-start={round(step.startAt)} data-stream-end={round(streamEnd)} data-end={step.endAt === undefined ? '' : round(step.endAt)}>
       <div className="row">
-        <span className="label">step {step.index + 1}</span>
+        <span className="label">step {number}</span>
         <span className="track">
           <Bar className={`bar stream ${step.endAt === undefined ? 'open' : ''}`} from={step.startAt} to={streamEnd} span={span} />
           {step.endAt !== undefined && step.endAt > streamEnd && <Bar className="bar wait" from={streamEnd} to={step.endAt} span={span} />}

@@ -65,6 +65,8 @@ export interface TurnTimeline {
   /** `performance.now()` when the request was made; every other time is relative to it. */
   readonly startedAt: number;
   messageId: string | undefined;
+  /** Steps of the same assistant message in earlier streams (a continuation after an approval goes on counting). */
+  stepOffset: number;
   readonly steps: StepBar[];
   /**
    * Calls of an earlier turn's step that waited for approval and ran in this one (a continuation:
@@ -100,7 +102,7 @@ export class TimelineRecorder {
 
   /** A new response stream begins (a POST, or a resume); its chunks are recorded with {@link TimelineRecorder.record}. */
   begin(origin: TurnTimeline['origin'], now: number): TurnTimeline {
-    const turn: TurnTimeline = { number: this.turns.length + 1, origin, startedAt: now, messageId: undefined, steps: [], approvedCalls: [], endAt: undefined, outcome: undefined, usage: undefined, cost: undefined };
+    const turn: TurnTimeline = { number: this.turns.length + 1, origin, startedAt: now, messageId: undefined, stepOffset: 0, steps: [], approvedCalls: [], endAt: undefined, outcome: undefined, usage: undefined, cost: undefined };
     this.turns.push(turn);
     this.changed();
     return turn;
@@ -113,6 +115,7 @@ export class TimelineRecorder {
     switch (chunk.type) {
       case 'start':
         turn.messageId = chunk.messageId;
+        turn.stepOffset = this.turns.filter((earlier) => earlier !== turn && earlier.messageId !== undefined && earlier.messageId === chunk.messageId).reduce((count, earlier) => count + earlier.steps.length, 0);
         break;
       case 'start-step':
         turn.steps.push(newStep(turn.steps.length, at));
