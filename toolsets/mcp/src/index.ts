@@ -1,9 +1,12 @@
 /**
  * `@kosong/toolset-mcp`: the tools of MCP (Model Context Protocol) servers as a kosong toolset.
  *
- * - {@link McpToolset}: one server (stdio or streamable HTTP) as a `Toolset`;
+ * - {@link McpToolset}: one server (stdio or streamable HTTP) as a `Toolset`, with the client's
+ *   capabilities (roots, sampling, elicitation), notifications (progress, logs, resource updates),
+ *   and the resources and prompts API;
  * - {@link mcpPlugin}: the same as a kernel plugin (connect in setup, close on dispose);
- * - {@link convertMcpToolResult} / {@link convertMcpContent}: MCP results to kosong content (spec §5.8).
+ * - {@link convertMcpToolResult} / {@link convertMcpContent}: MCP results to kosong content;
+ * - {@link mcpResourceParts} / {@link mcpPromptMessages}: resources and prompts for the history.
  *
  * @packageDocumentation
  */
@@ -17,14 +20,34 @@ export {
   type McpToolsetOptions,
 } from './mcp-toolset.js';
 export { McpConnectionError } from './mcp-connection-error.js';
+export { McpRequestError } from './mcp-request-error.js';
 export { replayFromAnnotations, type McpReplayOption } from './mcp-replay.js';
 export { mcpPlugin, type McpPlugin, type McpPluginOptions } from './mcp-plugin.js';
-export { convertMcpContent, UnsupportedMcpContentError } from './mcp-content.js';
+export type {
+  McpElicitationHandler,
+  McpElicitationRequest,
+  McpLogEvent,
+  McpProgressEvent,
+  McpResourceUpdatedEvent,
+  McpRoot,
+} from './mcp-client-features.js';
+export { MCP_SAMPLING_REFUSED_CODE, samplingHistory, type McpSamplingApproval, type McpSamplingOptions, type McpSamplingRequest } from './mcp-sampling.js';
+export {
+  base64Bytes,
+  convertMcpContent,
+  convertMcpResourceContents,
+  describeResourceLink,
+  MCP_MAX_BLOB_BYTES,
+  type ConvertMcpContentOptions,
+  type McpResourceContents,
+} from './mcp-content.js';
+export { mcpPromptMessages, mcpResourceParts } from './mcp-history.js';
 export {
   convertMcpContentList,
   convertMcpToolResult,
   MCP_MAX_OUTPUT_CHARS,
   MCP_TOOL_ERROR_MESSAGE,
+  STRUCTURED_CONTENT_LABEL,
   truncationNote,
   type ConvertMcpToolResultOptions,
 } from './mcp-tool-result.js';

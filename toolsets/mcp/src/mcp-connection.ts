@@ -8,12 +8,28 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
+  McpError,
+  ProgressNotificationSchema,
+  PromptListChangedNotificationSchema,
+  ResourceListChangedNotificationSchema,
   ToolListChangedNotificationSchema,
   type CallToolResult,
+  type CompleteRequest,
+  type CompleteResult,
+  type GetPromptResult,
+  type LoggingLevel,
+  type Progress,
+  type Prompt,
+  type ReadResourceResult,
+  type Resource,
+  type ResourceTemplate,
+  type ServerCapabilities,
   type Tool as McpToolInfo,
 } from '@modelcontextprotocol/sdk/types.js';
 import { withChildSignal } from './abort.js';
+import { clientCapabilities, installClientFeatures, type McpClientFeatures } from './mcp-client-features.js';
 import { createTransport, type McpServerConfig } from './mcp-server-config.js';
 
 /** The client's name and version, as the server sees them. */
@@ -31,6 +47,15 @@ export interface McpConnectionEvents {
   readonly onLost: (connection: McpConnection, reason: Error) => void;
   /** A transport or protocol error the connection survived (or not: see `onLost`). */
   readonly onError: (error: Error) => void;
+  /** The server said its resource list or its prompt list changed. */
+  readonly onListChanged?: (list: 'resources' | 'prompts') => void;
+}
+
+/** How a tool is called: with progress, as a task. @internal */
+export interface McpCallOptions {
+  readonly onProgress?: (progress: Progress) => void;
+  /** Run through the task API (`tools/call` with `task`, then `tasks/get` and `tasks/result`). */
+  readonly asTask?: boolean;
 }
 
 /** @internal */
@@ -45,12 +70,16 @@ export class McpConnection {
   #lost = false;
   #closing: Promise<void> | undefined;
   #checkingHealth = false;
+  /** The progress callbacks of the calls in flight, by the progress token sent with them. */
+  readonly #progress = new Map<string, (progress: Progress) => void>();
+  #nextProgressToken = 0;
 
-  private constructor(server: McpServerConfig, timeoutMs: number, events: McpConnectionEvents) {
+  private constructor(server: McpServerConfig, timeoutMs: number, events: McpConnectionEvents, features: McpClientFeatures) {
     this.#events = events;
     this.#timeoutMs = timeoutMs;
     this.#transport = createTransport(server);
-    this.#client = new Client(CLIENT_INFO, { capabilities: {} });
+    this.#client = new Client(CLIENT_INFO, { capabilities: clientCapabilities(features) });
+    installClientFeatures(this.#client, features);
     let closed!: () => void;
     this.#transportClosed = new Promise((resolve) => (closed = resolve));
     this.#client.onclose = () => {
@@ -67,16 +96,44 @@ export class McpConnection {
     this.#client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       if (!this.#lost) this.#events.onToolListChanged(this);
     });
+    // Progress is routed here by our own tokens, replacing the SDK's routing: the SDK forgets a
+    // request's token when its response arrives, before it handles a notification that came just
+    // ahead of the response, so the last progress of a call was lost and reported as an error
+    // (typescript-sdk issue #2580). Ours is forgotten only after the call's caller resumed.
+    this.#client.setNotificationHandler(ProgressNotificationSchema, (notification) => {
+      const { progressToken, progress, total, message } = notification.params;
+      this.#progress.get(String(progressToken))?.({
+        progress,
+        ...(total === undefined ? {} : { total }),
+        ...(message === undefined ? {} : { message }),
+      });
+    });
+    this.#client.setNotificationHandler(ResourceListChangedNotificationSchema, () => {
+      if (!this.#lost) this.#events.onListChanged?.('resources');
+    });
+    this.#client.setNotificationHandler(PromptListChangedNotificationSchema, () => {
+      if (!this.#lost) this.#events.onListChanged?.('prompts');
+    });
   }
 
   /**
    * Starts the transport and runs the MCP handshake. On failure everything started is closed
    * again before the error is thrown.
    */
-  static async open(server: McpServerConfig, timeoutMs: number, events: McpConnectionEvents, signal?: AbortSignal): Promise<McpConnection> {
-    const connection = new McpConnection(server, timeoutMs, events);
+  static async open(
+    server: McpServerConfig,
+    timeoutMs: number,
+    events: McpConnectionEvents,
+    features: McpClientFeatures,
+    logLevel: LoggingLevel | undefined,
+    signal?: AbortSignal,
+  ): Promise<McpConnection> {
+    const connection = new McpConnection(server, timeoutMs, events, features);
     try {
       await withChildSignal(signal, (child) => connection.#client.connect(connection.#transport, { timeout: timeoutMs, signal: child }));
+      if (logLevel !== undefined && connection.capabilities.logging !== undefined) {
+        await withChildSignal(signal, (child) => connection.#client.setLoggingLevel(logLevel, { timeout: timeoutMs, signal: child }));
+      }
       connection.#established = true;
       return connection;
     } catch (error) {
@@ -88,6 +145,16 @@ export class McpConnection {
   /** Whether the connection broke or was closed; a lost connection is never used again. */
   get lost(): boolean {
     return this.#lost;
+  }
+
+  /** What the server announced in the handshake. */
+  get capabilities(): ServerCapabilities {
+    return this.#client.getServerCapabilities() ?? {};
+  }
+
+  /** Whether the server can run tool calls as tasks (`tasks.requests.tools.call`). */
+  get runsToolTasks(): boolean {
+    return this.capabilities.tasks?.requests?.tools?.call !== undefined;
   }
 
   /** Whether the server announced tools at all. */
@@ -109,12 +176,115 @@ export class McpConnection {
     return tools;
   }
 
-  /** Calls a tool. Aborting `signal` sends `notifications/cancelled` and rejects at once. */
-  async callTool(name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<CallToolResult> {
-    const result = await withChildSignal(signal, (child) =>
-      this.#client.callTool({ name, arguments: args }, undefined, { signal: child, timeout: this.#timeoutMs }),
+  /**
+   * Calls a tool. Aborting `signal` sends `notifications/cancelled` (for a task: `tasks/cancel`)
+   * and rejects at once.
+   */
+  async callTool(name: string, args: Record<string, unknown>, signal: AbortSignal, options: McpCallOptions = {}): Promise<CallToolResult> {
+    const { onProgress } = options;
+    const token = onProgress ? `kosong-${++this.#nextProgressToken}` : undefined;
+    if (token !== undefined) this.#progress.set(token, onProgress!);
+    const params = { name, arguments: args, ...(token === undefined ? {} : { _meta: { progressToken: token } }) };
+    try {
+      if (options.asTask) return await this.#callToolAsTask(params, signal);
+      const result = await withChildSignal(signal, (child) => this.#client.callTool(params, undefined, { signal: child, timeout: this.#timeoutMs }));
+      return result as CallToolResult;
+    } finally {
+      if (token !== undefined) this.#progress.delete(token);
+    }
+  }
+
+  async #callToolAsTask(params: { name: string; arguments: Record<string, unknown> }, signal: AbortSignal): Promise<CallToolResult> {
+    const { name } = params;
+    return withChildSignal(signal, async (child) => {
+      const requestOptions: RequestOptions = { signal: child, timeout: this.#timeoutMs, task: {} };
+      let taskId: string | undefined;
+      const cancelTask = (): void => {
+        if (taskId !== undefined && !this.#lost) {
+          void this.#client.experimental.tasks.cancelTask(taskId, { timeout: HEALTH_CHECK_TIMEOUT_MS }).catch(() => undefined);
+        }
+      };
+      child.addEventListener('abort', cancelTask, { once: true });
+      try {
+        for await (const message of this.#client.experimental.tasks.callToolStream(params, undefined, requestOptions)) {
+          if (message.type === 'taskCreated') taskId = message.task.taskId;
+          else if (message.type === 'result') return message.result as CallToolResult;
+          else if (message.type === 'error') throw child.aborted ? child.reason : message.error;
+        }
+        throw new McpError(-32603, `the task of tool ${name} ended without a result`);
+      } finally {
+        child.removeEventListener('abort', cancelTask);
+      }
+    });
+  }
+
+  /** Every resource of the server (all pages); none if it announces no resources. */
+  async listResources(signal?: AbortSignal): Promise<Resource[]> {
+    if (this.capabilities.resources === undefined) return [];
+    return this.#pages(signal, (params, options) => this.#client.listResources(params, options).then((page) => ({ items: page.resources, nextCursor: page.nextCursor })));
+  }
+
+  /** Every resource template of the server (all pages). */
+  async listResourceTemplates(signal?: AbortSignal): Promise<ResourceTemplate[]> {
+    if (this.capabilities.resources === undefined) return [];
+    return this.#pages(signal, (params, options) =>
+      this.#client.listResourceTemplates(params, options).then((page) => ({ items: page.resourceTemplates, nextCursor: page.nextCursor })),
     );
-    return result as CallToolResult;
+  }
+
+  /** Reads one resource. */
+  readResource(uri: string, signal?: AbortSignal): Promise<ReadResourceResult> {
+    return this.#request(signal, (options) => this.#client.readResource({ uri }, options));
+  }
+
+  /** Subscribes to a resource's updates (`notifications/resources/updated`). */
+  async subscribeResource(uri: string, signal?: AbortSignal): Promise<void> {
+    await this.#request(signal, (options) => this.#client.subscribeResource({ uri }, options));
+  }
+
+  /** Ends a subscription. */
+  async unsubscribeResource(uri: string, signal?: AbortSignal): Promise<void> {
+    await this.#request(signal, (options) => this.#client.unsubscribeResource({ uri }, options));
+  }
+
+  /** Every prompt of the server (all pages); none if it announces no prompts. */
+  async listPrompts(signal?: AbortSignal): Promise<Prompt[]> {
+    if (this.capabilities.prompts === undefined) return [];
+    return this.#pages(signal, (params, options) => this.#client.listPrompts(params, options).then((page) => ({ items: page.prompts, nextCursor: page.nextCursor })));
+  }
+
+  /** Gets one prompt, with its arguments filled in. */
+  getPrompt(name: string, args: Record<string, string>, signal?: AbortSignal): Promise<GetPromptResult> {
+    return this.#request(signal, (options) => this.#client.getPrompt({ name, arguments: args }, options));
+  }
+
+  /** Asks the server to complete an argument of a prompt or a resource template. */
+  complete(params: CompleteRequest['params'], signal?: AbortSignal): Promise<CompleteResult> {
+    return this.#request(signal, (options) => this.#client.complete(params, options));
+  }
+
+  /** Tells the server the roots changed (it lists them again). */
+  async sendRootsListChanged(): Promise<void> {
+    await this.#client.sendRootsListChanged();
+  }
+
+  #request<T>(signal: AbortSignal | undefined, run: (options: RequestOptions) => Promise<T>): Promise<T> {
+    return withChildSignal(signal, (child) => run({ signal: child, timeout: this.#timeoutMs }));
+  }
+
+  async #pages<T>(
+    signal: AbortSignal | undefined,
+    page: (params: { cursor?: string }, options: RequestOptions) => Promise<{ items: T[]; nextCursor?: string | undefined }>,
+  ): Promise<T[]> {
+    const items: T[] = [];
+    let cursor: string | undefined;
+    do {
+      const params = cursor === undefined ? {} : { cursor };
+      const result = await this.#request(signal, (options) => page(params, options));
+      items.push(...result.items);
+      cursor = result.nextCursor;
+    } while (cursor !== undefined && cursor !== '');
+    return items;
   }
 
   /** Gives the connection up (calls in flight fail at once) and closes it. */

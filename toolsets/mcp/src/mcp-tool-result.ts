@@ -4,9 +4,10 @@
  *
  * @module
  */
+import { isDeepStrictEqual } from 'node:util';
 import { textPart, toolError, toolOk, type ContentPart, type ToolReturnValue } from '@kosong/core';
 import type { CallToolResult, ContentBlock } from '@modelcontextprotocol/sdk/types.js';
-import { convertMcpContent, UnsupportedMcpContentError } from './mcp-content.js';
+import { convertMcpContent, type ConvertMcpContentOptions } from './mcp-content.js';
 
 /** The default output budget, in characters (UTF-16 code units), shared by text and media URLs. */
 export const MCP_MAX_OUTPUT_CHARS = 100_000;
@@ -15,10 +16,13 @@ export const MCP_MAX_OUTPUT_CHARS = 100_000;
 export const MCP_TOOL_ERROR_MESSAGE = 'Tool returned an error. The output may be error message or incomplete output';
 
 /** Options of {@link convertMcpToolResult}. */
-export interface ConvertMcpToolResultOptions {
+export interface ConvertMcpToolResultOptions extends ConvertMcpContentOptions {
   /** The output budget in characters; default {@link MCP_MAX_OUTPUT_CHARS}. */
   readonly maxOutputChars?: number;
 }
+
+/** The label of the text part that gives a result's `structuredContent` beside its content. */
+export const STRUCTURED_CONTENT_LABEL = 'Structured content: ';
 
 /** The text part appended when output was cut to fit the budget. */
 export function truncationNote(maxOutputChars: number): string {
@@ -29,15 +33,16 @@ export function truncationNote(maxOutputChars: number): string {
  * Converts the content of an MCP tool result into content parts, in order, within a character
  * budget shared by text and media URLs:
  *
- * - each block is converted with {@link convertMcpContent}; a block it cannot convert becomes the
- *   text `[Unsupported content: <reason>]`;
+ * - each block is converted with {@link convertMcpContent} (every known type has a part or a text
+ *   form; an unknown one becomes `[Unsupported content: <type>]`);
  * - a text part longer than what is left of the budget is cut to it; once the budget is spent,
  *   further text is dropped;
  * - a media part whose URL is longer than what is left is dropped (a `data:` URL cannot be cut);
  * - if anything was cut or dropped, a {@link truncationNote} is appended.
  *
- * If `content` is empty but the result has `structuredContent`, that is given as JSON text (older
- * servers send only structured content; the original would have given the model nothing).
+ * `structuredContent` is given beside the content, as the text `Structured content: <JSON>` after
+ * it, unless a text block already is that JSON (the spec asks servers to send it so); with no
+ * content at all it is the JSON text alone. It counts against the budget like any text.
  */
 export function convertMcpContentList(
   content: readonly ContentBlock[],
@@ -45,9 +50,12 @@ export function convertMcpContentList(
   structuredContent?: unknown,
 ): ContentPart[] {
   const maxChars = options.maxOutputChars ?? MCP_MAX_OUTPUT_CHARS;
-  const converted = content.map(convertOrNote);
-  if (converted.length === 0 && structuredContent !== undefined && structuredContent !== null) {
-    converted.push(textPart(JSON.stringify(structuredContent)));
+  const converted = content.map((block) => convertMcpContent(block, options));
+  if (structuredContent !== undefined && structuredContent !== null) {
+    if (converted.length === 0) converted.push(textPart(JSON.stringify(structuredContent)));
+    else if (!content.some((block) => block.type === 'text' && isJsonOf(block.text, structuredContent))) {
+      converted.push(textPart(STRUCTURED_CONTENT_LABEL + JSON.stringify(structuredContent)));
+    }
   }
 
   const parts: ContentPart[] = [];
@@ -98,12 +106,14 @@ export function convertMcpToolResult(result: CallToolResult, options: ConvertMcp
   return result.isError === true ? toolError({ output, message: MCP_TOOL_ERROR_MESSAGE, brief: '' }) : toolOk({ output });
 }
 
-function convertOrNote(block: ContentBlock): ContentPart {
+/** Whether `text` is JSON whose value is `value`. */
+function isJsonOf(text: string, value: unknown): boolean {
+  const trimmed = text.trim();
+  if (!trimmed.startsWith('{') && !trimmed.startsWith('[')) return false;
   try {
-    return convertMcpContent(block);
-  } catch (error) {
-    if (!UnsupportedMcpContentError.isInstance(error)) throw error;
-    return textPart(`[Unsupported content: ${error.message}]`);
+    return isDeepStrictEqual(JSON.parse(trimmed), value);
+  } catch {
+    return false;
   }
 }
 

@@ -10,10 +10,35 @@ import {
 } from '@kosong/core';
 import { describeError, parseToolArguments, toolCancelled, toolNotFound, toolParseError, toolRuntimeError, toolValidateError } from '@kosong/core/toolset-kit';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ErrorCode, McpError, type Tool as McpToolInfo } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ErrorCode,
+  McpError,
+  type CompleteRequest,
+  type CompleteResult,
+  type GetPromptResult,
+  type LoggingLevel,
+  type Progress,
+  type Prompt,
+  type ReadResourceResult,
+  type Resource,
+  type ResourceTemplate,
+  type Tool as McpToolInfo,
+} from '@modelcontextprotocol/sdk/types.js';
 import { untilAborted } from './abort.js';
+import {
+  deliver,
+  type McpClientFeatures,
+  type McpElicitationHandler,
+  type McpLogEvent,
+  type McpProgressEvent,
+  type McpResourceUpdatedEvent,
+  type McpRoot,
+} from './mcp-client-features.js';
 import { McpConnection, type McpConnectionEvents } from './mcp-connection.js';
 import { McpConnectionError } from './mcp-connection-error.js';
+import { checkFeatureOptions } from './mcp-feature-options.js';
+import { McpRequestError } from './mcp-request-error.js';
+import type { McpSamplingOptions } from './mcp-sampling.js';
 import { checkMcpReplayOption, mcpReplayPolicy, type McpReplayOption } from './mcp-replay.js';
 import { checkServerConfig, defaultServerName, type McpServerConfig } from './mcp-server-config.js';
 import { convertMcpToolResult, MCP_MAX_OUTPUT_CHARS } from './mcp-tool-result.js';
@@ -39,6 +64,39 @@ export interface McpToolsetOptions {
   readonly timeoutMs?: number;
   /** Output budget of a call result in characters, shared by text and media URLs; default 100 000. */
   readonly maxOutputChars?: number;
+  /**
+   * The largest embedded image resource (decoded bytes) given as an image part; larger ones, and
+   * binary resources of other types, become a short text naming URI, mime type and size. Default 1 MiB.
+   */
+  readonly maxBlobBytes?: number;
+  /**
+   * The roots offered to the server (`roots/list`), e.g. the workspace: `[{ uri: 'file:///work', name: 'work' }]`.
+   * Without it the client does not announce roots. {@link McpToolset.setRoots} changes them (the server is notified).
+   */
+  readonly roots?: readonly McpRoot[];
+  /**
+   * Sampling (`sampling/createMessage`): the provider that answers the server's requests, and the
+   * approval callback asked before each (no callback: every request is refused with an MCP error).
+   * Without it the client does not announce sampling.
+   */
+  readonly sampling?: McpSamplingOptions;
+  /**
+   * Answers elicitations (`elicitation/create`, form mode): the server asks the user for input.
+   * Form elicitation is always announced; without a handler every request is declined.
+   */
+  readonly elicitation?: McpElicitationHandler;
+  /** Progress of a tool call (`notifications/progress`); asked for on every call when given. */
+  readonly onProgress?: (event: McpProgressEvent) => void;
+  /** The server's log messages (`notifications/message`). */
+  readonly onLog?: (event: McpLogEvent) => void;
+  /** The least level of log messages the server should send (`logging/setLevel` after connect), if it logs. */
+  readonly logLevel?: LoggingLevel;
+  /** A subscribed resource changed (see {@link McpToolset.subscribeResource}). */
+  readonly onResourceUpdated?: (event: McpResourceUpdatedEvent) => void;
+  /** The server's resource list or prompt list changed: list them again when needed. */
+  readonly onListChanged?: (list: 'resources' | 'prompts') => void;
+  /** Debug notes: what the toolset decided and why (e.g. a task-only tool it does not offer). Must not throw. */
+  readonly onDebug?: (message: string) => void;
   /**
    * The description the model sees; default: the original kosong's, which says the tool is an MCP
    * tool of server `name` and then gives the server's description.
@@ -73,6 +131,16 @@ export const MCP_TOOLSET_OPTIONS: KnownOptions<McpToolsetOptions> = {
   filter: true,
   timeoutMs: true,
   maxOutputChars: true,
+  maxBlobBytes: true,
+  roots: true,
+  sampling: true,
+  elicitation: true,
+  onProgress: true,
+  onLog: true,
+  logLevel: true,
+  onResourceUpdated: true,
+  onListChanged: true,
+  onDebug: true,
   describeTool: true,
   replay: true,
   onToolsChanged: true,
@@ -92,6 +160,8 @@ interface OfferedTool {
   readonly tool: Tool;
   readonly mcp: McpToolInfo;
   readonly replay: ReplayPolicy;
+  /** Whether it runs through the task API (`execution.taskSupport: 'required'`). */
+  readonly asTask: boolean;
 }
 
 /**
@@ -129,6 +199,11 @@ export class McpToolset implements Toolset {
   readonly #timeoutMs: number;
   readonly #closeController = new AbortController();
   readonly #events: McpConnectionEvents;
+  readonly #features: McpClientFeatures;
+  #roots: readonly McpRoot[];
+  readonly #subscriptions = new Set<string>();
+  /** The tools of the listing before the last: a step that started with them can still call them. */
+  #retired = new Map<string, OfferedTool>();
   #connection: McpConnection | undefined;
   #connecting: Promise<McpConnection> | undefined;
   #offered = new Map<string, OfferedTool>();
@@ -147,6 +222,7 @@ export class McpToolset implements Toolset {
   constructor(options: McpToolsetOptions) {
     checkKnownOptions('McpToolset', options, MCP_TOOLSET_OPTIONS);
     checkServerConfig(options.server);
+    checkFeatureOptions(options as unknown as Readonly<Record<string, unknown>>);
     this.#replay = checkMcpReplayOption(options.replay);
     this.#options = options;
     this.name = options.name ?? defaultServerName(options.server);
@@ -155,6 +231,17 @@ export class McpToolset implements Toolset {
       onToolListChanged: (connection) => this.#scheduleRefresh(connection),
       onLost: (_connection, reason) => this.#report(`lost the connection: ${reason.message}`, reason),
       onError: (error) => this.#report(`transport error: ${error.message}`, error),
+      onListChanged: (list) => deliver(this.#features, 'onListChanged', () => options.onListChanged?.(list)),
+    };
+    this.#roots = freezeRoots(options.roots ?? []);
+    this.#features = {
+      server: this.name,
+      roots: options.roots === undefined ? undefined : () => this.#roots,
+      sampling: options.sampling,
+      elicitation: options.elicitation,
+      onLog: options.onLog,
+      onResourceUpdated: options.onResourceUpdated,
+      onCallbackError: (what, error) => this.#report(`${what} threw: ${describeError(error)}`, error),
     };
   }
 
@@ -240,6 +327,7 @@ export class McpToolset implements Toolset {
     await this.#connecting?.catch(() => undefined);
     await this.#connection?.close();
     this.#offered = new Map();
+    this.#retired = new Map();
     this.#tools = Object.freeze([]);
   }
 
@@ -253,7 +341,7 @@ export class McpToolset implements Toolset {
         return this.#failure(name, error, signal, undefined);
       }
     }
-    const offered = this.#offered.get(name);
+    const offered = this.#offered.get(name) ?? this.#retired.get(name);
     if (!offered) return toolNotFound(name);
     const parsed = parseToolArguments(call.function.arguments);
     if (!parsed.ok) return toolParseError(parsed.error);
@@ -266,17 +354,40 @@ export class McpToolset implements Toolset {
     let connection: McpConnection | undefined;
     try {
       connection = await this.#ensureConnection(signal);
+      const onProgress = this.#options.onProgress;
+      const callOptions = {
+        asTask: offered.asTask,
+        ...(onProgress
+          ? {
+              onProgress: ({ progress, total, message }: Progress) =>
+                deliver(this.#features, 'onProgress', () =>
+                  onProgress({
+                    type: 'mcp.progress',
+                    server: this.name,
+                    toolName: name,
+                    toolCallId: call.id,
+                    progress,
+                    ...(total === undefined ? {} : { total }),
+                    ...(message === undefined ? {} : { message }),
+                  }),
+                ),
+            }
+          : {}),
+      };
       let result;
       try {
-        result = await connection.callTool(offered.mcp.name, args as Record<string, unknown>, signal);
+        result = await connection.callTool(offered.mcp.name, args as Record<string, unknown>, signal, callOptions);
       } catch (error) {
         if (!isSessionExpired(error) || signal.aborted) throw error;
         // The server forgot the session (it restarted): the call never ran, so run it in a new session.
         connection.abandon(new Error('the server no longer knows the session'));
         connection = await this.#ensureConnection(signal);
-        result = await connection.callTool(offered.mcp.name, args as Record<string, unknown>, signal);
+        result = await connection.callTool(offered.mcp.name, args as Record<string, unknown>, signal, callOptions);
       }
-      return convertMcpToolResult(result, { maxOutputChars: this.#options.maxOutputChars ?? MCP_MAX_OUTPUT_CHARS });
+      return convertMcpToolResult(result, {
+        maxOutputChars: this.#options.maxOutputChars ?? MCP_MAX_OUTPUT_CHARS,
+        ...(this.#options.maxBlobBytes === undefined ? {} : { maxBlobBytes: this.#options.maxBlobBytes }),
+      });
     } catch (error) {
       return this.#failure(name, error, signal, connection);
     }
@@ -321,7 +432,7 @@ export class McpToolset implements Toolset {
     const closing = this.#closeController.signal;
     let connection: McpConnection;
     try {
-      connection = await McpConnection.open(this.#options.server, this.#timeoutMs, this.#events, closing);
+      connection = await McpConnection.open(this.#options.server, this.#timeoutMs, this.#events, this.#features, this.#options.logLevel, closing);
     } catch (error) {
       throw closing.aborted ? closing.reason : this.#error(`cannot connect: ${describeError(error)}`, error);
     }
@@ -330,6 +441,7 @@ export class McpToolset implements Toolset {
       closing.throwIfAborted();
       this.#connection = connection;
       this.#setTools(tools);
+      this.#resubscribe(connection);
       return connection;
     } catch (error) {
       await connection.close();
@@ -363,15 +475,22 @@ export class McpToolset implements Toolset {
   #setTools(mcpTools: readonly McpToolInfo[]): void {
     const { filter, prefix = '', describeTool = describeMcpTool } = this.#options;
     const offered = new Map<string, OfferedTool>();
+    const runsTasks = this.#connection?.runsToolTasks ?? false;
     for (const mcp of mcpTools) {
       if (filter !== undefined && !(typeof filter === 'function' ? filter(mcp) : filter.includes(mcp.name))) continue;
       const name = prefix + mcp.name;
       if (offered.has(name)) continue; // a server should not list a name twice; the first one wins
+      const asTask = mcp.execution?.taskSupport === 'required';
+      if (asTask && !runsTasks) {
+        this.#debug(`tool \`${mcp.name}\` is not offered: it must run as a task (execution.taskSupport 'required') and the server does not announce task-based tool calls (tasks.requests.tools.call)`);
+        continue;
+      }
       const tool: Tool = Object.freeze({ name, description: describeTool(mcp, this.name), parameters: mcp.inputSchema });
-      offered.set(name, { tool, mcp, replay: this.#replayOf(mcp) });
+      offered.set(name, { tool, mcp, replay: this.#replayOf(mcp), asTask });
     }
     const tools = Object.freeze([...offered.values()].map((o) => o.tool));
     const changed = this.#listed && JSON.stringify(tools) !== JSON.stringify(this.#tools);
+    if (changed) this.#retired = this.#offered;
     this.#offered = offered;
     this.#tools = tools;
     this.#listed = true;
@@ -394,6 +513,136 @@ export class McpToolset implements Toolset {
     }
   }
 
+  /**
+   * Changes the roots offered to the server and notifies it (`notifications/roots/list_changed`),
+   * if connected; it lists them again.
+   *
+   * @throws TypeError if the toolset was made without the `roots` option (roots were not announced),
+   *   or for a root without a string `uri`.
+   */
+  async setRoots(roots: readonly McpRoot[]): Promise<void> {
+    if (this.#options.roots === undefined) throw new TypeError('McpToolset.setRoots: the toolset was made without the roots option, so roots were not announced to the server');
+    checkFeatureOptions({ roots });
+    this.#roots = freezeRoots(roots);
+    const connection = this.#connection;
+    if (connection && !connection.lost) {
+      try {
+        await connection.sendRootsListChanged();
+      } catch (error) {
+        if (!connection.lost) throw this.#error(`notifying the new roots failed: ${describeError(error)}`, error);
+      }
+    }
+  }
+
+  /** The roots offered now. */
+  get roots(): readonly McpRoot[] {
+    return this.#roots;
+  }
+
+  /**
+   * Every resource the server lists (all pages; none if it has no resources).
+   * @throws {McpConnectionError} if the server cannot be reached; {@link McpRequestError} if it answers with an error.
+   */
+  listResources(options: { readonly signal?: AbortSignal } = {}): Promise<Resource[]> {
+    return this.#ask('resources/list', options.signal, (connection, signal) => connection.listResources(signal));
+  }
+
+  /** Every resource template the server lists (URI templates, e.g. `demo://resource/dynamic/text/{resourceId}`). Throws as {@link McpToolset.listResources}. */
+  listResourceTemplates(options: { readonly signal?: AbortSignal } = {}): Promise<ResourceTemplate[]> {
+    return this.#ask('resources/templates/list', options.signal, (connection, signal) => connection.listResourceTemplates(signal));
+  }
+
+  /**
+   * Reads one resource (`resources/read`); {@link mcpResourceParts} turns the result into content parts.
+   * @throws {McpRequestError} if the server answers with an error (e.g. an unknown URI); {@link McpConnectionError} if it cannot be reached.
+   */
+  readResource(uri: string, options: { readonly signal?: AbortSignal } = {}): Promise<ReadResourceResult> {
+    checkString('McpToolset.readResource: uri', uri);
+    return this.#ask('resources/read', options.signal, (connection, signal) => connection.readResource(uri, signal));
+  }
+
+  /**
+   * Subscribes to a resource: the server sends `notifications/resources/updated`, given to
+   * `onResourceUpdated`. Kept across reconnects (subscribed again in the new session).
+   * @throws {McpRequestError} if the server refuses (e.g. it does not support subscriptions).
+   */
+  async subscribeResource(uri: string, options: { readonly signal?: AbortSignal } = {}): Promise<void> {
+    checkString('McpToolset.subscribeResource: uri', uri);
+    await this.#ask('resources/subscribe', options.signal, (connection, signal) => connection.subscribeResource(uri, signal));
+    this.#subscriptions.add(uri);
+  }
+
+  /** Ends a subscription made with {@link McpToolset.subscribeResource}. Throws as it does. */
+  async unsubscribeResource(uri: string, options: { readonly signal?: AbortSignal } = {}): Promise<void> {
+    checkString('McpToolset.unsubscribeResource: uri', uri);
+    this.#subscriptions.delete(uri);
+    await this.#ask('resources/unsubscribe', options.signal, (connection, signal) => connection.unsubscribeResource(uri, signal));
+  }
+
+  /** Every prompt the server lists (all pages; none if it has no prompts). Throws as {@link McpToolset.listResources}. */
+  listPrompts(options: { readonly signal?: AbortSignal } = {}): Promise<Prompt[]> {
+    return this.#ask('prompts/list', options.signal, (connection, signal) => connection.listPrompts(signal));
+  }
+
+  /**
+   * Gets a prompt with its arguments (`prompts/get`); {@link mcpPromptMessages} turns it into kosong messages.
+   * @throws {McpRequestError} if the server answers with an error (an unknown prompt, a missing argument).
+   */
+  getPrompt(name: string, args: Readonly<Record<string, string>> = {}, options: { readonly signal?: AbortSignal } = {}): Promise<GetPromptResult> {
+    checkString('McpToolset.getPrompt: name', name);
+    return this.#ask('prompts/get', options.signal, (connection, signal) => connection.getPrompt(name, { ...args }, signal));
+  }
+
+  /**
+   * Completion of an argument of a prompt (`{ type: 'ref/prompt', name }`) or a resource template
+   * (`{ type: 'ref/resource', uri: template }`): the server's suggestions for what was typed so far.
+   * `context.arguments` gives the arguments already chosen.
+   * @throws {McpRequestError} if the server answers with an error (or has no completions).
+   */
+  async complete(
+    ref: CompleteRequest['params']['ref'],
+    argument: { readonly name: string; readonly value: string },
+    context?: { readonly arguments?: Readonly<Record<string, string>> },
+    options: { readonly signal?: AbortSignal } = {},
+  ): Promise<CompleteResult['completion']> {
+    const params: CompleteRequest['params'] = {
+      ref,
+      argument: { ...argument },
+      ...(context?.arguments === undefined ? {} : { context: { arguments: { ...context.arguments } } }),
+    };
+    const result = await this.#ask('completion/complete', options.signal, (connection, signal) => connection.complete(params, signal));
+    return result.completion;
+  }
+
+  /** Runs a request of the resources and prompts API on the live connection (connecting if needed). */
+  async #ask<T>(method: string, signal: AbortSignal | undefined, run: (connection: McpConnection, signal: AbortSignal | undefined) => Promise<T>): Promise<T> {
+    const connection = await this.#ensureConnection(signal);
+    try {
+      return await run(connection, signal);
+    } catch (error) {
+      if (signal?.aborted) throw signal.reason;
+      if (connection.lost) throw this.#error(`the connection broke during ${method}: ${describeError(error)}`, error);
+      throw new McpRequestError(this.name, method, error);
+    }
+  }
+
+  /** Subscribes again, in a new session, to the resources subscribed before. */
+  #resubscribe(connection: McpConnection): void {
+    for (const uri of this.#subscriptions) {
+      connection.subscribeResource(uri, this.#closeController.signal).catch((error: unknown) => {
+        if (!connection.lost && !this.closed) this.#report(`subscribing again to ${uri} failed: ${describeError(error)}`, error);
+      });
+    }
+  }
+
+  #debug(message: string): void {
+    try {
+      this.#options.onDebug?.(`MCP server "${this.name}": ${message}`);
+    } catch {
+      // the handler must not throw; nothing sensible to do if it does
+    }
+  }
+
   #error(message: string, cause?: unknown): McpConnectionError {
     return new McpConnectionError(this.name, message, cause === undefined ? undefined : { cause });
   }
@@ -407,6 +656,14 @@ export class McpToolset implements Toolset {
   }
 }
 
+
+function freezeRoots(roots: readonly McpRoot[]): readonly McpRoot[] {
+  return Object.freeze(roots.map((root) => Object.freeze({ uri: root.uri, ...(root.name === undefined ? {} : { name: root.name }) })));
+}
+
+function checkString(what: string, value: unknown): void {
+  if (typeof value !== 'string' || value === '') throw new TypeError(`${what} must be a non-empty string`);
+}
 
 /** Whether an HTTP request failed because the server does not know the session (it restarted). */
 function isSessionExpired(error: unknown): boolean {

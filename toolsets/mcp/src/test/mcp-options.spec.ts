@@ -25,7 +25,7 @@ describe('McpToolset and mcpPlugin refuse options they do not know', () => {
     const error = await refusal(() => McpToolset.connect({ server: stdioServer(), filters: ['add'] } as never));
     expect(error).to.be.instanceOf(TypeError);
     expect(error.message).to.equal(
-      'McpToolset: unknown option "filters" (its options: server, name, prefix, filter, timeoutMs, maxOutputChars, describeTool, replay, onToolsChanged, onError)',
+      'McpToolset: unknown option "filters" (its options: server, name, prefix, filter, timeoutMs, maxOutputChars, maxBlobBytes, roots, sampling, elicitation, onProgress, onLog, logLevel, onResourceUpdated, onListChanged, onDebug, describeTool, replay, onToolsChanged, onError)',
     );
     expect(() => new McpToolset({ server: stdioServer(), timeout: 5 } as never)).to.throw(TypeError, /^McpToolset: unknown option "timeout"/);
   });
@@ -46,5 +46,23 @@ describe('McpToolset and mcpPlugin refuse options they do not know', () => {
     expect(() => mcpPlugin({ name: 'fs', server: { ...stdioServer(), cmd: 'x' } as never })).to.throw(TypeError, /a stdio server: unknown option "cmd"/);
     const plugin = mcpPlugin({ name: 'fs', server: stdioServer(), bindToolset: false, prefix: 'fs_' });
     expect(plugin.toolset.connected).to.equal(false); // made, not started
+  });
+
+  it('the client-feature options: bad roots, sampling, callbacks, logLevel and maxBlobBytes are TypeErrors naming them', () => {
+    const make = (extra: object) => () => new McpToolset({ server: stdioServer(), ...extra } as never);
+    const provider = { generate: () => undefined };
+    expect(make({ roots: 'file:///x' })).to.throw(TypeError, 'McpToolset: roots must be a list of { uri, name? }');
+    expect(make({ roots: [{ url: 'file:///x' }] })).to.throw(TypeError, /a root must be \{ uri: string, name\?: string \}, not \{"url":"file:\/\/\/x"\}/);
+    expect(make({ roots: [{ uri: 'file:///x', name: 3 }] })).to.throw(TypeError, /a root must be/);
+    expect(make({ sampling: { provider, aprove: () => true } })).to.throw(TypeError, /^McpToolset: sampling: unknown option "aprove"/);
+    expect(make({ sampling: { approve: () => true } })).to.throw(TypeError, 'McpToolset: sampling.provider must be a ChatProvider');
+    expect(make({ sampling: { provider, approve: true } })).to.throw(TypeError, 'McpToolset: sampling.approve must be a function');
+    expect(make({ sampling: { provider, maxTokens: 0 } })).to.throw(TypeError, 'McpToolset: sampling.maxTokens must be a positive integer');
+    for (const name of ['elicitation', 'onProgress', 'onLog', 'onResourceUpdated', 'onListChanged', 'onDebug']) {
+      expect(make({ [name]: 'yes' })).to.throw(TypeError, `McpToolset: ${name} must be a function`);
+    }
+    expect(make({ logLevel: 'verbose' })).to.throw(TypeError, /^McpToolset: logLevel must be one of debug, info, .*, not "verbose"$/);
+    expect(make({ maxBlobBytes: -1 })).to.throw(TypeError, 'McpToolset: maxBlobBytes must be a non-negative integer');
+    expect(make({ roots: [{ uri: 'file:///x', name: 'x' }], sampling: { provider, approve: () => true }, logLevel: 'info', maxBlobBytes: 0 })).not.to.throw();
   });
 });

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { audioURLPart, imageURLPart, textPart, videoURLPart } from '@kosong/core';
+import { audioURLPart, imageURLPart, textPart } from '@kosong/core';
 import type { ContentBlock } from '@modelcontextprotocol/sdk/types.js';
 import {
   convertMcpContent,
@@ -7,24 +7,15 @@ import {
   convertMcpToolResult,
   MCP_MAX_OUTPUT_CHARS,
   MCP_TOOL_ERROR_MESSAGE,
+  base64Bytes,
+  STRUCTURED_CONTENT_LABEL,
   truncationNote,
-  UnsupportedMcpContentError,
 } from '../index.js';
 
 const NOTE_100K =
   '\n\n[Output truncated: exceeded 100000 character limit. Use pagination or more specific queries to get remaining content.]';
 
-function unsupported(block: ContentBlock): string {
-  try {
-    convertMcpContent(block);
-  } catch (error) {
-    expect(UnsupportedMcpContentError.isInstance(error), String(error)).to.equal(true);
-    return (error as Error).message;
-  }
-  return expect.fail(`expected ${JSON.stringify(block)} to be unsupported`);
-}
-
-describe('convertMcpContent (spec §5.8 table)', () => {
+describe('convertMcpContent: every MCP content type', () => {
   it('text → text part', () => {
     expect(convertMcpContent({ type: 'text', text: 'hi' })).to.deep.equal(textPart('hi'));
   });
@@ -37,36 +28,59 @@ describe('convertMcpContent (spec §5.8 table)', () => {
     expect(convertMcpContent({ type: 'audio', data: 'BBBB', mimeType: 'audio/mpeg' })).to.deep.equal(audioURLPart('data:audio/mpeg;base64,BBBB'));
   });
 
-  it('embedded blob resource → image, audio or video part by mime type', () => {
-    const blob = (mimeType: string): ContentBlock => ({ type: 'resource', resource: { uri: 'file:///x', mimeType, blob: 'CCCC' } });
-    expect(convertMcpContent(blob('image/jpeg'))).to.deep.equal(imageURLPart('data:image/jpeg;base64,CCCC'));
-    expect(convertMcpContent(blob('audio/ogg'))).to.deep.equal(audioURLPart('data:audio/ogg;base64,CCCC'));
-    expect(convertMcpContent(blob('video/mp4'))).to.deep.equal(videoURLPart('data:video/mp4;base64,CCCC'));
-  });
-
-  it('embedded blob resource of another (or no) mime type → unsupported mime type', () => {
-    expect(unsupported({ type: 'resource', resource: { uri: 'file:///x', mimeType: 'application/pdf', blob: 'CCCC' } })).to.equal(
-      'Unsupported mime type: application/pdf',
+  it('resource link → text keeping its name, URI, mime type and description (whatever the mime type)', () => {
+    const link = (extra: object = {}): ContentBlock => ({ type: 'resource_link', uri: 'demo://resource/dynamic/text/2', name: 'Text Resource 2', ...extra });
+    expect(convertMcpContent(link({ mimeType: 'text/plain', description: 'Resource 2' }))).to.deep.equal(
+      textPart('[Resource link: Text Resource 2 <demo://resource/dynamic/text/2> (text/plain) — Resource 2]'),
     );
-    expect(unsupported({ type: 'resource', resource: { uri: 'file:///x', blob: 'CCCC' } })).to.equal('Unsupported mime type: application/octet-stream');
+    expect(convertMcpContent(link({ mimeType: 'image/png' }))).to.deep.equal(textPart('[Resource link: Text Resource 2 <demo://resource/dynamic/text/2> (image/png)]'));
+    expect(convertMcpContent(link())).to.deep.equal(textPart('[Resource link: Text Resource 2 <demo://resource/dynamic/text/2>]'));
   });
 
-  it('resource link → media part with the link URI, by mime type', () => {
-    const link = (mimeType?: string): ContentBlock => ({ type: 'resource_link', uri: 'https://e.com/a', name: 'a', ...(mimeType ? { mimeType } : {}) });
-    expect(convertMcpContent(link('image/png'))).to.deep.equal(imageURLPart('https://e.com/a'));
-    expect(convertMcpContent(link('audio/wav'))).to.deep.equal(audioURLPart('https://e.com/a'));
-    expect(convertMcpContent(link('video/webm'))).to.deep.equal(videoURLPart('https://e.com/a'));
-    expect(unsupported(link('text/html'))).to.equal('Unsupported mime type: text/html');
-    expect(unsupported(link())).to.equal('Unsupported mime type: application/octet-stream');
-  });
-
-  it('text resource → unsupported part, described as JSON', () => {
+  it('embedded text resource → its text inline, after its URI and mime type', () => {
     const block: ContentBlock = { type: 'resource', resource: { uri: 'file:///n.txt', mimeType: 'text/plain', text: 'notes' } };
-    expect(unsupported(block)).to.equal(`Unsupported MCP tool result part: ${JSON.stringify(block)}`);
+    expect(convertMcpContent(block)).to.deep.equal(textPart('[Resource file:///n.txt (text/plain)]\nnotes'));
+    expect(convertMcpContent({ type: 'resource', resource: { uri: 'file:///n', text: '' } })).to.deep.equal(textPart('[Resource file:///n]\n'));
   });
 
-  it('a block of an unknown type → unsupported part', () => {
-    expect(unsupported({ type: 'hologram' } as unknown as ContentBlock)).to.equal('Unsupported MCP tool result part: {"type":"hologram"}');
+  it('embedded image blob → image part within maxBlobBytes; larger → a text naming URI, mime type, size and the limit', () => {
+    const blob = (mimeType: string, data = 'CCCC'): ContentBlock => ({ type: 'resource', resource: { uri: 'file:///x', mimeType, blob: data } });
+    expect(convertMcpContent(blob('image/jpeg'))).to.deep.equal(imageURLPart('data:image/jpeg;base64,CCCC'));
+    expect(convertMcpContent(blob('image/jpeg', 'AAAAAAAA'), { maxBlobBytes: 5 })).to.deep.equal(
+      textPart('[Resource file:///x (image/jpeg, 6 bytes): larger than the 5-byte limit]'),
+    );
+    expect(convertMcpContent(blob('image/jpeg', 'AAAAAAAA'), { maxBlobBytes: 6 })).to.deep.equal(imageURLPart('data:image/jpeg;base64,AAAAAAAA'));
+  });
+
+  it('embedded blob of a textual type within maxBlobBytes and valid UTF-8 → its text inline; otherwise a short text', () => {
+    const blob = (mimeType: string, text: string): ContentBlock => ({ type: 'resource', resource: { uri: 'demo://b', mimeType, blob: Buffer.from(text).toString('base64') } });
+    expect(convertMcpContent(blob('text/plain', 'héllo'))).to.deep.equal(textPart('[Resource demo://b (text/plain)]\nhéllo'));
+    expect(convertMcpContent(blob('application/json', '{"a":1}'))).to.deep.equal(textPart('[Resource demo://b (application/json)]\n{"a":1}'));
+    expect(convertMcpContent(blob('application/ld+json; charset=utf-8', '{}'))).to.deep.equal(textPart('[Resource demo://b (application/ld+json; charset=utf-8)]\n{}'));
+    expect(convertMcpContent(blob('text/plain', 'abcdef'), { maxBlobBytes: 5 })).to.deep.equal(textPart('[Resource demo://b (text/plain, 6 bytes): larger than the 5-byte limit]'));
+    const invalid: ContentBlock = { type: 'resource', resource: { uri: 'demo://b', mimeType: 'text/plain', blob: Buffer.from([0xff, 0xfe]).toString('base64') } };
+    expect(convertMcpContent(invalid)).to.deep.equal(textPart('[Resource demo://b (text/plain, 2 bytes): binary content not shown]'));
+  });
+
+  it('embedded blob of another (or no) mime type → a short text naming URI, mime type and size, never the bytes', () => {
+    expect(convertMcpContent({ type: 'resource', resource: { uri: 'file:///a.pdf', mimeType: 'application/pdf', blob: 'QUJDRA==' } })).to.deep.equal(
+      textPart('[Resource file:///a.pdf (application/pdf, 4 bytes): binary content not shown]'),
+    );
+    expect(convertMcpContent({ type: 'resource', resource: { uri: 'file:///v.mp4', mimeType: 'video/mp4', blob: 'QUI=' } })).to.deep.equal(
+      textPart('[Resource file:///v.mp4 (video/mp4, 2 bytes): binary content not shown]'),
+    );
+    expect(convertMcpContent({ type: 'resource', resource: { uri: 'file:///x', blob: 'QUJD' } })).to.deep.equal(
+      textPart('[Resource file:///x (no mime type, 3 bytes): binary content not shown]'),
+    );
+  });
+
+  it('a block of an unknown type → "Unsupported content" with its type name only (never its contents)', () => {
+    expect(convertMcpContent({ type: 'hologram', secret: 'x'.repeat(50) } as unknown as ContentBlock)).to.deep.equal(textPart('[Unsupported content: hologram]'));
+    expect(convertMcpContent({ notype: 1 } as unknown as ContentBlock)).to.deep.equal(textPart('[Unsupported content: a block without a type (object)]'));
+  });
+
+  it('base64Bytes: the decoded size, padding excluded', () => {
+    expect([base64Bytes(''), base64Bytes('QQ=='), base64Bytes('QUI='), base64Bytes('QUJD'), base64Bytes('QUJDRA==')]).to.deep.equal([0, 1, 2, 3, 4]);
   });
 });
 
@@ -80,12 +94,9 @@ describe('convertMcpContentList (output budget)', () => {
     expect(parts).to.deep.equal([textPart('a'), imageURLPart('data:image/png;base64,AAAA'), textPart('b')]);
   });
 
-  it('turns unsupported blocks into a text note and keeps going', () => {
-    const parts = convertMcpContentList([
-      { type: 'resource_link', uri: 'https://e.com/page', name: 'page', mimeType: 'text/html' },
-      { type: 'text', text: 'after' },
-    ]);
-    expect(parts).to.deep.equal([textPart('[Unsupported content: Unsupported mime type: text/html]'), textPart('after')]);
+  it('turns an unknown block into a text note and keeps going', () => {
+    const parts = convertMcpContentList([{ type: 'hologram' } as unknown as ContentBlock, { type: 'text', text: 'after' }]);
+    expect(parts).to.deep.equal([textPart('[Unsupported content: hologram]'), textPart('after')]);
   });
 
   it('cuts the text that crosses the budget, drops later text and appends the note', () => {
@@ -131,7 +142,7 @@ describe('convertMcpContentList (output budget)', () => {
     expect(parts[0]).to.deep.equal(textPart('ab'));
   });
 
-  it('counts the unsupported-content note against the budget like any text', () => {
+  it('counts an embedded text resource against the budget like any text', () => {
     const block: ContentBlock = { type: 'resource', resource: { uri: 'file:///n.txt', text: 'n'.repeat(200) } };
     const parts = convertMcpContentList([block], { maxOutputChars: 50 });
     expect(parts).to.have.length(2);
@@ -141,8 +152,18 @@ describe('convertMcpContentList (output budget)', () => {
 
   it('gives structured content as JSON when there is no content', () => {
     expect(convertMcpContentList([], {}, { temperature: 21 })).to.deep.equal([textPart('{"temperature":21}')]);
-    expect(convertMcpContentList([{ type: 'text', text: 'shown' }], {}, { temperature: 21 })).to.deep.equal([textPart('shown')]);
     expect(convertMcpContentList([])).to.deep.equal([]);
+  });
+
+  it('gives structured content beside the text, unless a text block already is that JSON', () => {
+    expect(convertMcpContentList([{ type: 'text', text: 'shown' }], {}, { temperature: 21 })).to.deep.equal([
+      textPart('shown'),
+      textPart(`${STRUCTURED_CONTENT_LABEL}{"temperature":21}`),
+    ]);
+    expect(STRUCTURED_CONTENT_LABEL).to.equal('Structured content: ');
+    // the spec asks servers to send the JSON as text too: then it is not given twice (key order does not matter)
+    expect(convertMcpContentList([{ type: 'text', text: ' {"b":2, "a":1}' }], {}, { a: 1, b: 2 })).to.deep.equal([textPart(' {"b":2, "a":1}')]);
+    expect(convertMcpContentList([{ type: 'text', text: '{"a":1}' }], {}, { a: 2 })).to.have.length(2);
   });
 });
 

@@ -91,13 +91,15 @@ describe('McpToolset', () => {
         expect(returnValue.output).to.deep.equal([textPart('a red dot'), imageURLPart(`data:image/png;base64,${RED_DOT_PNG}`)]);
       });
 
-      it('converts audio, blob resources and resource links, and notes unsupported parts', async () => {
+      it('converts audio, blob and text resources and resource links; nothing is unsupported', async () => {
         const { returnValue } = await callTool(shared, 'mixed');
-        expect(returnValue.output).to.have.length(5);
-        expect(returnValue.output[1]).to.deep.equal({ type: 'audio_url', audioUrl: { url: 'data:audio/wav;base64,AAAA' } });
-        expect(returnValue.output[2]).to.deep.equal({ type: 'video_url', videoUrl: { url: 'data:video/mp4;base64,BBBB' } });
-        expect((returnValue.output[3] as { text: string }).text).to.match(/^\[Unsupported content: Unsupported MCP tool result part: .*notes\.txt/);
-        expect(returnValue.output[4]).to.deep.equal(imageURLPart('https://example.com/cat.png'));
+        expect(returnValue.output).to.deep.equal([
+          textPart('text'),
+          { type: 'audio_url', audioUrl: { url: 'data:audio/wav;base64,AAAA' } },
+          textPart('[Resource file:///v.mp4 (video/mp4, 3 bytes): binary content not shown]'),
+          textPart('[Resource file:///notes.txt (text/plain)]\nnotes'),
+          textPart('[Resource link: cat <https://example.com/cat.png> (image/png)]'),
+        ]);
       });
 
       it('truncates output over the 100 000 character budget, with the note', async () => {

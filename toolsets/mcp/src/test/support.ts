@@ -4,6 +4,9 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
+import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { toolCall, type ContentPart, type ToolResult, type ToolReturnValue, type Toolset } from '@kosong/core';
@@ -11,6 +14,53 @@ import type { McpHttpServerConfig, McpStdioServerConfig } from '../index.js';
 
 /** The compiled fixture server. */
 export const FIXTURE = fileURLToPath(new URL('./fixtures/server.js', import.meta.url));
+
+/**
+ * The entry point of `@modelcontextprotocol/server-everything` (the reference server that exercises
+ * the whole protocol), run with `node <it> stdio` or `node <it> streamableHttp` (port from `PORT`).
+ */
+export const EVERYTHING = join(dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/package.json')), 'dist', 'index.js');
+
+/** server-everything over stdio (its stderr, a log of every request, ignored). */
+export function everythingStdio(): McpStdioServerConfig {
+  return { type: 'stdio', command: process.execPath, args: [EVERYTHING, 'stdio'], stderr: 'ignore' };
+}
+
+/** A TCP port free on 127.0.0.1 now (server-everything takes its port from `PORT` and cannot report an ephemeral one). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+/** Starts server-everything over streamable HTTP on a free port and waits until it listens. */
+export async function startEverythingHttp(): Promise<HttpFixture> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], { stdio: ['ignore', 'ignore', 'pipe'], env: { PATH: process.env['PATH'] ?? '', PORT: String(port) } });
+  children.add(child);
+  trackPid(child.pid!);
+  const lines = createInterface({ input: child.stderr! });
+  await Promise.race([
+    // the listener stays: it drains the request log server-everything writes to stderr
+    new Promise<void>((resolve) => lines.on('line', (line) => line.includes(`listening on port ${port}`) && resolve())),
+    once(child, 'exit').then(([code]) => Promise.reject(new Error(`server-everything exited with ${String(code)}`))),
+  ]);
+  return {
+    port,
+    pid: child.pid!,
+    config: { type: 'http', url: `http://127.0.0.1:${port}/mcp` },
+    async kill() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = once(child, 'exit');
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
 
 /** The fixture over stdio. */
 export function stdioServer(): McpStdioServerConfig {
@@ -53,7 +103,7 @@ export function fixtureChildren(): number[] {
   }
   return listing
     .split('\n')
-    .filter((line) => line.includes(FIXTURE))
+    .filter((line) => line.includes(FIXTURE) || line.includes(EVERYTHING))
     .map((line) => Number.parseInt(line.trim(), 10));
 }
 
