@@ -1,23 +1,26 @@
 import { expect } from 'chai';
 
-import { Kernel } from '@kosong/core';
+import { Kernel, textPart, type ChatProvider } from '@kosong/core';
 import type { TenantLimits } from '@kosong/core/kernel';
-import { EchoChatProvider } from '@kosong/provider-echo';
+import { EchoChatProvider, MockChatProvider } from '@kosong/provider-echo';
 
 import { createServer } from '../server.js';
+import { memorySessions, type ChatSessions } from '../sessions.js';
 import { chatBody, expectKnownChunks, localToolset, sseData, transport, type TestServer } from './support.js';
 
 /** A server whose one tenant (`acme`, any request) has `limits`. */
-async function limitedServer(limits: TenantLimits, provider = new EchoChatProvider()): Promise<TestServer & { provider: EchoChatProvider }> {
+async function limitedServer(limits: TenantLimits, provider: ChatProvider = new EchoChatProvider()): Promise<TestServer & { provider: ChatProvider; sessions: ChatSessions }> {
   const kernel = new Kernel();
   kernel.tenants.define('acme', { provider, toolset: localToolset(), limits });
-  const app = createServer({ kernel, auth: () => 'acme' });
+  const sessions = memorySessions();
+  const app = createServer({ kernel, auth: () => 'acme', sessions });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const { port } = app.server.address() as { port: number };
   return {
     app,
     kernel,
     provider,
+    sessions,
     url: `http://127.0.0.1:${port}`,
     async close() {
       await app.close();
@@ -31,7 +34,7 @@ function postChat(server: TestServer, id: string, text: string): Promise<Respons
 }
 
 describe("@kosong/server: the tenant's limits (429 with Retry-After)", () => {
-  let server: (TestServer & { provider: EchoChatProvider }) | undefined;
+  let server: (TestServer & { provider: ChatProvider; sessions: ChatSessions }) | undefined;
   afterEach(() => server?.close());
 
   it('a turn whose first step the pacing refuses is a 429 before any stream: Retry-After in whole seconds (rounded up), the reason as JSON', async () => {
@@ -47,7 +50,9 @@ describe("@kosong/server: the tenant's limits (429 with Retry-After)", () => {
     expect(error.retryAfterMs).to.be.within(1, 60_000);
     expect(second.headers.get('retry-after')).to.equal(String(Math.ceil(error.retryAfterMs / 1000)));
     expect(error.message).to.include('requestsPerMinute');
-    expect(server.provider.requests).to.have.length(1); // the refused step asked nothing of the model
+    expect((server.provider as EchoChatProvider).requests).to.have.length(1); // the refused step asked nothing of the model
+    // What a 429 leaves: the agent had added the user message before its first step was refused.
+    expect((await server.sessions.open('acme', 'c2')).history.map((m) => m.role)).to.deep.equal(['user']);
   });
 
   it("the AI SDK's transport reports the 429's reason", async () => {
@@ -83,5 +88,16 @@ describe("@kosong/server: the tenant's limits (429 with Retry-After)", () => {
     const error = chunks.at(-2)!;
     expect(error.type).to.equal('error');
     expect(error.errorText).to.include('requestsPerMinute');
+  });
+
+  it('a concurrency cap that refuses has no time to give: a 429 without Retry-After, retryAfterMs null', async () => {
+    server = await limitedServer({ maxConcurrentSteps: 1, onLimit: 'refuse' }, new MockChatProvider(Array.from({ length: 10 }, (_, i) => textPart(`w${i} `)), { delayMs: 30 }));
+    const running = await postChat(server, 'c1', 'go');
+    expect(running.status).to.equal(200);
+    const refused = await postChat(server, 'c2', 'go');
+    expect(refused.status).to.equal(429);
+    expect(refused.headers.get('retry-after')).to.equal(null);
+    expect(((await refused.json()) as { error: unknown }).error).to.deep.include({ code: 'tenant_limit', limit: 'maxConcurrentSteps', retryAfterMs: null });
+    await running.text();
   });
 });
