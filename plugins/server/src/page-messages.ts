@@ -1,4 +1,6 @@
-import type { JsonValue, Message } from '@kosong/core';
+import type { JsonValue, Message, PendingStep, ToolResult } from '@kosong/core';
+
+import { approvalIdOf } from './approval-id.js';
 
 /** A part of a saved chat's message, as the AI SDK's `UIMessage` parts are (`ai` 6). */
 export type SavedChatPart =
@@ -9,9 +11,12 @@ export type SavedChatPart =
       readonly type: 'dynamic-tool';
       readonly toolName: string;
       readonly toolCallId: string;
-      readonly state: 'input-available' | 'output-available';
+      readonly state: 'input-available' | 'output-available' | 'output-error' | 'approval-requested';
       readonly input: unknown;
       readonly output?: JsonValue;
+      readonly errorText?: string;
+      /** On a call that waits for approval: the id `addToolApprovalResponse` answers. */
+      readonly approval?: { readonly id: string };
     };
 
 /** A message of a saved chat, as the AI SDK's `UIMessage` (what `useChat` shows). */
@@ -27,8 +32,12 @@ export interface SavedChatMessage {
  * messages) begin with a `step-start` part and hold their reasoning, text and tool calls (as
  * `dynamic-tool` parts: the tools are the server's), each with the output of its tool message.
  * System messages are left out, and so are media parts (images, audio, video).
+ *
+ * A step that waits for approval (`pendingStep`, not in the history yet) ends the last turn: its
+ * calls that wait are `approval-requested` parts with their approval id (that of the
+ * `tool-approval-request` chunk), those that settled have their result.
  */
-export function savedChatMessages(chatId: string, history: readonly Message[]): SavedChatMessage[] {
+export function savedChatMessages(chatId: string, history: readonly Message[], pendingStep?: PendingStep): SavedChatMessage[] {
   const messages: { id: string; role: 'user' | 'assistant'; parts: SavedChatPart[] }[] = [];
   history.forEach((message, index) => {
     const id = `${chatId}-${index}`;
@@ -57,7 +66,29 @@ export function savedChatMessages(chatId: string, history: readonly Message[]): 
       turn.parts[at] = { ...call, state: 'output-available', output: textOf(message) };
     }
   });
+  if (pendingStep !== undefined) {
+    let turn = messages.at(-1);
+    if (turn?.role !== 'assistant') {
+      turn = { id: `${chatId}-pending`, role: 'assistant', parts: [] };
+      messages.push(turn);
+    }
+    turn.parts.push({ type: 'step-start' }, ...contentParts(pendingStep.message));
+    (pendingStep.message.toolCalls ?? []).forEach((call, index) => {
+      const base = { type: 'dynamic-tool', toolName: call.function.name, toolCallId: call.id, input: parseArguments(call.function.arguments) } as const;
+      const result = pendingStep.results[index];
+      if (result === undefined) turn.parts.push({ ...base, state: 'approval-requested', approval: { id: approvalIdOf({ toolCall: call, index, stepId: pendingStep.stepId }) } });
+      else turn.parts.push({ ...base, ...settledPart(result) });
+    });
+  }
   return messages;
+}
+
+/** The state and result of a call that settled in a pending step. */
+function settledPart(result: ToolResult): { state: 'output-available'; output: JsonValue } | { state: 'output-error'; errorText: string } {
+  const value = result.returnValue;
+  const output = typeof value.output === 'string' ? value.output : JSON.stringify(value.output);
+  if (value.isError) return { state: 'output-error', errorText: [value.message, output].filter((text) => text !== '').join('\n') };
+  return { state: 'output-available', output };
 }
 
 function textParts(message: Message): SavedChatPart[] {

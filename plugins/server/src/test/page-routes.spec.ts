@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { createMessage, Kernel, thinkPart, textPart, toolCall } from '@kosong/core';
+import { createMessage, Kernel, requireApproval, thinkPart, textPart, toolCall } from '@kosong/core';
 import { EchoChatProvider } from '@kosong/provider-echo';
 import type { FastifyInstance } from 'fastify';
 
@@ -13,11 +13,15 @@ import { createSavedChatHandler } from '../page-routes.js';
 import { createPageHandler, registerPage } from '../page.js';
 import { createServer } from '../server.js';
 import { memorySessions } from '../sessions.js';
-import { KEYS, chatBody, localToolset } from './support.js';
+import { KEYS, chatBody, localToolset, sseData } from './support.js';
+
+/** The key of a tenant whose `add` calls need approval. */
+const APPROVER_KEY = 'sk-initech-approvals-0123';
 
 const auth = apiKeyAuth([
   { sha256: hashApiKey(KEYS.acme), tenant: 'acme' },
   { sha256: hashApiKey(KEYS.globex), tenant: 'globex' },
+  { sha256: hashApiKey(APPROVER_KEY), tenant: 'initech' },
 ]);
 
 describe('@kosong/server: the page (createPageHandler, registerPage) and saved chats (GET <path>/<id>/messages)', () => {
@@ -104,6 +108,7 @@ describe('@kosong/server: the page (createPageHandler, registerPage) and saved c
       kernel = new Kernel();
       kernel.tenants.define('acme', { provider: new EchoChatProvider(), toolset: localToolset() });
       kernel.tenants.define('globex', { provider: new EchoChatProvider(), toolset: localToolset() });
+      kernel.tenants.define('initech', { provider: new EchoChatProvider(), toolset: requireApproval(localToolset(), ['add']) });
       const sessions = memorySessions();
       app = createServer({ kernel, auth, sessions });
       registerPage(app, { savedChats: { auth, sessions } });
@@ -152,6 +157,21 @@ describe('@kosong/server: the page (createPageHandler, registerPage) and saved c
           },
         ],
       });
+    });
+
+    it('a step that waits for approval ends the saved chat: its waiting call with the approval id the stream gave, its settled call with its result', async () => {
+      const script = 'tool_call: {"id": "c1", "name": "wait", "arguments": "{\\"ms\\": 0}"}\ntool_call: {"id": "c2", "name": "add", "arguments": "{\\"a\\": 1, \\"b\\": 2}"}\n---\ntext: 3';
+      const turn = await fetch(`${url}/api/chat`, { method: 'POST', headers: { authorization: `Bearer ${APPROVER_KEY}`, 'content-type': 'application/json' }, body: chatBody('waits-1', script) });
+      const chunks = sseData(await turn.text()) as { type: string; approvalId?: string; toolCallId?: string }[];
+      const request = chunks.find((chunk) => chunk.type === 'tool-approval-request')!;
+      expect(request.toolCallId).to.equal('c2');
+      const body = (await (await read('waits-1', APPROVER_KEY)).json()) as { messages: { role: string; parts: unknown[] }[] };
+      expect(body.messages.map((message) => message.role)).to.deep.equal(['user', 'assistant']);
+      expect(body.messages[1]!.parts).to.deep.equal([
+        { type: 'step-start' },
+        { type: 'dynamic-tool', toolName: 'wait', toolCallId: 'c1', input: { ms: 0 }, state: 'output-available', output: 'waited' },
+        { type: 'dynamic-tool', toolName: 'add', toolCallId: 'c2', input: { a: 1, b: 2 }, state: 'approval-requested', approval: { id: request.approvalId } },
+      ]);
     });
 
     it("only for its tenant: another key, the same id, is an empty chat of its own; no key is a 401; a bad id a 400", async () => {
