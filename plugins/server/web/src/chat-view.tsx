@@ -1,6 +1,6 @@
 import { useChat } from '@ai-sdk/react';
 import { lastAssistantMessageIsCompleteWithApprovalResponses } from 'ai';
-import { useCallback, useEffect, useMemo, useState, type FormEvent, type KeyboardEvent } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
 
 import { MessageList } from './message-list.js';
 import { StepTimeline } from './step-timeline.js';
@@ -33,6 +33,18 @@ export function ChatView({ api, chatId, currentApiKey }: { readonly api: string;
     if (status !== 'streaming') saveMessages(chatId, messages);
   }, [chatId, messages, status]);
 
+  // Follows the answer as it streams, unless the reader scrolled up.
+  const pane = useRef<HTMLElement>(null);
+  const following = useRef(true);
+  useEffect(() => {
+    const element = pane.current;
+    if (element !== null && following.current) element.scrollTop = element.scrollHeight;
+  }, [messages]);
+  const onScroll = () => {
+    const element = pane.current;
+    if (element !== null) following.current = element.scrollHeight - element.scrollTop - element.clientHeight < 40;
+  };
+
   const busy = status === 'submitted' || status === 'streaming';
   const send = useCallback(
     (event?: FormEvent) => {
@@ -57,7 +69,7 @@ export function ChatView({ api, chatId, currentApiKey }: { readonly api: string;
     await stop();
   }, [api, chatId, currentApiKey, stop]);
   const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
-    if (event.key === 'Enter' && !event.shiftKey) send(event);
+    if (event.key === 'Enter' && !event.shiftKey && !event.nativeEvent.isComposing) send(event);
   };
   const onApproval = useCallback(
     (id: string, approved: boolean) => {
@@ -69,7 +81,7 @@ export function ChatView({ api, chatId, currentApiKey }: { readonly api: string;
 
   return (
     <main className="panes">
-      <section className="chat" aria-label="chat">
+      <section className="chat" aria-label="chat" ref={pane} onScroll={onScroll}>
         <MessageList messages={messages} onApproval={onApproval} />
         {error !== undefined && (
           <p className="error" role="alert">
