@@ -70,8 +70,8 @@ describe('@kosong/server: security (id guessing, slow clients)', () => {
   it('a client that never reads is detached after maxReaderLagBytes; the server holds no more of it, and the turn goes on, resumable from its start', async function () {
     this.timeout(20_000);
     sessions = memorySessions();
-    // 640 parts of 16 KiB: 10.5 MB of text, more than the kernel's socket buffers take in (on loopback
-    // here the server's send buffer grew to about 4 MB before the response stopped being pulled).
+    // 640 parts of 16 KiB: 10.5 MB of text, more than the kernel's socket buffers on loopback take in
+    // (tcp_wmem's maximum is 4 MiB here), so the response stops being pulled and falls behind.
     const big = Array.from({ length: 640 }, (_, i) => textPart(`${String(i).padStart(4, '0')}${'x'.repeat(16 * 1024 - 4)}`));
     server = await startServer({ acme: new MockChatProvider(big, { delayMs: 1 }), globex: new EchoChatProvider() }, { sessions, maxReaderLagBytes: 64 * 1024, maxTurnBufferBytes: 32 * 1024 * 1024 });
     const serverSockets: Socket[] = [];
