@@ -186,6 +186,16 @@ describe('kosong CLI: the usage file and `kosong usage`', function () {
     });
   }
 
+  it('a usage file that cannot be written does not stop the turn: the failure is said on stderr', async () => {
+    writeFileSync(join(ws.base, 'a-file'), '');
+    for (const badHome of [join(ws.base, 'a-file', 'home'), '/proc/kosong-cannot-be-here']) {
+      const run = await runCli(['--provider', 'echo', 'run', 'usage: {"input_other": 1, "output": 1}\ntext: hi'], ws.cwd, { env: { KOSONG_HOME: badHome }, timeoutMs: 20_000 });
+      expect(run.code, badHome).to.equal(0);
+      expect(run.stdout).to.include('hi');
+      expect(run.stderr).to.match(/kosong\.usage\.record rejected .*(ENOTDIR|ENOENT)/);
+    }
+  });
+
   it('refuses a relative KOSONG_HOME (exit 2) for usage and for a run', async () => {
     for (const args of [['usage'], ['--provider', 'echo', 'run', 'text: hi']]) {
       const run = await runCli(args, ws.cwd, { env: { KOSONG_HOME: 'relative/home' } });

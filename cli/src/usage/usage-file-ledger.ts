@@ -60,7 +60,7 @@ export class UsageFileLedger implements UsageLedger {
   }
 
   async #open(): Promise<{ readonly handle: FileHandle; tornEnd: boolean }> {
-    await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
+    await makeDirectory(dirname(this.path));
     const handle = await open(this.path, 'a+', 0o600);
     try {
       const { size } = await handle.stat();
@@ -91,13 +91,37 @@ export class UsageFileLedger implements UsageLedger {
     return total;
   }
 
-  /** Waits for the records being written, then closes the file. Later records are refused. */
-  async close(): Promise<void> {
+  /**
+   * Waits for the records being written (at most `waitMs`, default 5 s: a file system that hangs
+   * does not hold the process), then closes the file. Later records are refused.
+   */
+  async close(waitMs = 5_000): Promise<void> {
     this.#closed = true;
-    await Promise.allSettled([...this.#writing]);
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs)));
+    await Promise.race([Promise.allSettled([...this.#writing]), deadline]);
+    clearTimeout(timer);
     const file = this.#file;
     this.#file = undefined;
     if (file !== undefined) await file.then((f) => f.handle.close(), () => undefined);
+  }
+}
+
+/**
+ * Makes `dir` (mode 0700) and, if they are missing, its parents. Not `mkdir(dir, { recursive: true })`
+ * alone: on a file system that answers ENOENT to a directory that cannot be made there (`/proc`),
+ * Node 20's recursive mkdir never settles.
+ */
+async function makeDirectory(dir: string): Promise<void> {
+  const make = (): Promise<unknown> => mkdir(dir, { mode: 0o700 }).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EEXIST') throw error;
+  });
+  try {
+    await make();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || dirname(dir) === dir) throw error;
+    await makeDirectory(dirname(dir));
+    await make();
   }
 }
 
