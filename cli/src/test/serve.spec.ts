@@ -108,6 +108,23 @@ describe('kosong serve', function () {
     expect((await cli.waitForExit(20_000)).code).to.equal(0);
   });
 
+  it("--config: keys and a tenant's limits; the limit refuses the next turn with a 429 and Retry-After", async () => {
+    const sha = createHash('sha256').update('sk-cfg').digest('hex');
+    const config = join(home, 'serve.json');
+    writeFileSync(config, JSON.stringify({ keys: [{ sha256: sha, tenant: 'acme' }], tenants: { acme: { limits: { requestsPerMinute: 1, onLimit: 'refuse' } } }, systemPrompt: 'Be brief.' }));
+    const { cli, url } = await serve(cwd, ['--provider', 'echo', '--config', config], { KOSONG_HOME: home });
+    const post = (): Promise<Response> => fetch(`${url}/api/chat`, { method: 'POST', headers: { authorization: 'Bearer sk-cfg' }, body: chatBody('limited', 'text: one') });
+    const first = await post();
+    expect(first.status).to.equal(200);
+    await first.text();
+    const second = await post();
+    expect(second.status).to.equal(429);
+    expect(Number(second.headers.get('retry-after'))).to.be.within(1, 60);
+    expect(((await second.json()) as { error: { code: string } }).error.code).to.equal('tenant_limit');
+    cli.interrupt();
+    expect((await cli.waitForExit(20_000)).code).to.equal(0);
+  });
+
   it('refuses what it cannot honour, before it listens (exit 2): another host without keys, a bad key file, an unknown config key', async () => {
     const noKeys = await runCli(['serve', '--port', '0', '--host', '0.0.0.0'], cwd, { env: { KOSONG_HOME: home } });
     expect(noKeys.code).to.equal(2);
