@@ -241,8 +241,10 @@ describe('@kosong/server: the web page in Chromium (useChat and the step timelin
     await screenshot('9-stopped');
   });
 
-  it('a wrong API key shows a clear message, and the right one then works', async () => {
-    await openPage('sk-not-a-key');
+  it('a wrong API key shows a clear message, and the right one then works; no key says so', async () => {
+    await openPage('');
+    expect(await page.locator('.chat [role="alert"]').innerText()).to.include('No API key'); // the resume at load was refused
+    await page.fill('input[name="api-key"]', 'sk-not-a-key');
     const refused = page.waitForResponse((response) => response.url().endsWith('/api/chat') && response.request().method() === 'POST');
     await send('text: never');
     expect((await refused).status()).to.equal(401);
@@ -312,6 +314,33 @@ describe('@kosong/server: the web page in Chromium (useChat and the step timelin
     await page.locator('.status[data-status="ready"]').waitFor();
     expect(approverLog).to.deep.equal(['add']); // the denied call never ran
     expect(await page.locator('.timeline .row.tool[data-tool-call-id="d1"]').first().getAttribute('data-state')).to.equal('denied');
+  });
+
+  describe('a server that takes requests without a key (as kosong serve does with none, from its machine)', () => {
+    let open: FastifyInstance;
+    let openUrl: string;
+    before(async () => {
+      const sessions = memorySessions();
+      const local = (): string => 'acme';
+      open = createServer({ kernel, auth: local, sessions });
+      registerPage(open, { savedChats: { auth: local, sessions } });
+      await open.listen({ port: 0, host: '127.0.0.1' });
+      openUrl = `http://127.0.0.1:${(open.server.address() as { port: number }).port}`;
+    });
+    after(() => open?.close());
+
+    it('chats with no key, sending no Authorization header, and resumes after a reload', async () => {
+      await openPage('', openUrl);
+      const posted = page.waitForRequest((request) => request.url().endsWith('/api/chat') && request.method() === 'POST');
+      await send(GATED);
+      expect((await posted).headers()).to.not.have.property('authorization');
+      await page.locator('.timeline .row.tool[data-tool-call-id="g1"][data-state="running"]').waitFor();
+      await page.reload();
+      await page.locator('.timeline .turn[data-origin="resume"] .row.tool[data-tool-call-id="g1"]').waitFor();
+      openGates();
+      await assistantSays('After the gate.');
+      expect(await page.locator('.chat [role="alert"]').count()).to.equal(0);
+    });
   });
 
   describe('what the server does not send yet, from a scripted stream: retries and usage and cost per step', () => {

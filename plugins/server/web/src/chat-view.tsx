@@ -10,20 +10,19 @@ import { TimelineRecorder } from './timeline-recorder.js';
 
 /**
  * A live chat on the AI SDK's `useChat`: the conversation and the prompt on one side, the step
- * timeline on the other. A reload resumes the turn in flight (`resume: true`: `GET …/<id>/stream`)
- * when the tab has a key.
+ * timeline on the other. A reload resumes the turn in flight (`resume: true`: `GET …/<id>/stream`).
  */
 export function ChatView({ api, chatId, currentApiKey }: { readonly api: string; readonly chatId: string; readonly currentApiKey: () => string }) {
   const recorder = useMemo(() => new TimelineRecorder(), []);
   const transport = useMemo(() => new TimedChatTransport(api, currentApiKey, recorder), [api, currentApiKey, recorder]);
   const initialMessages = useMemo(() => loadMessages(chatId), [chatId]);
-  // Without a key there is nothing this tab may resume (the server would answer 401).
-  const [resume] = useState(() => currentApiKey() !== '');
   const { messages, sendMessage, status, error, stop, addToolApprovalResponse, clearError } = useChat({
     id: chatId,
     messages: initialMessages,
     transport,
-    resume,
+    // Also without a key: a server may take requests without one (`kosong serve` with no keys, from
+    // this machine); one that wants a key answers 401, and the page says so.
+    resume: true,
     sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
   });
   const [prompt, setPrompt] = useState('');
