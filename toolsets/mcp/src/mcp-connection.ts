@@ -30,10 +30,13 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { withChildSignal } from './abort.js';
 import { clientCapabilities, installClientFeatures, type McpClientFeatures } from './mcp-client-features.js';
+import { isStdioBufferOverflow, McpMessageTooLargeError } from './mcp-message-limit.js';
 import { createTransport, type McpServerConfig } from './mcp-server-config.js';
 
 /** The client's name and version, as the server sees them. */
 const CLIENT_INFO = { name: 'kosong', version: '0.1.0' } as const;
+/** The bound of the SDK's stdio read buffer (`ReadBuffer`), in bytes: a larger message closes the connection. */
+const SDK_STDIO_MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
 /** The longest a liveness ping may take before the connection is given up. */
 const HEALTH_CHECK_TIMEOUT_MS = 5_000;
 /** The longest `close` waits for the session to end and the process to exit (the SDK sends SIGKILL within ~4 s). */
@@ -68,16 +71,17 @@ export class McpConnection {
   /** Whether the handshake completed (a connection that never was is not reported as lost). */
   #established = false;
   #lost = false;
+  #lostReason: Error | undefined;
   #closing: Promise<void> | undefined;
   #checkingHealth = false;
   /** The progress callbacks of the calls in flight, by the progress token sent with them. */
   readonly #progress = new Map<string, (progress: Progress) => void>();
   #nextProgressToken = 0;
 
-  private constructor(server: McpServerConfig, timeoutMs: number, events: McpConnectionEvents, features: McpClientFeatures) {
+  private constructor(server: McpServerConfig, timeoutMs: number, events: McpConnectionEvents, features: McpClientFeatures, maxMessageBytes: number) {
     this.#events = events;
     this.#timeoutMs = timeoutMs;
-    this.#transport = createTransport(server);
+    this.#transport = createTransport(server, { maxBytes: maxMessageBytes, onTooLarge: (error) => this.#markLost(error) });
     this.#client = new Client(CLIENT_INFO, { capabilities: clientCapabilities(features) });
     installClientFeatures(this.#client, features);
     let closed!: () => void;
@@ -90,6 +94,10 @@ export class McpConnection {
       // Before the handshake completes, a failure is the handshake's (thrown by `open`); after close,
       // the transport reports its aborted streams. Neither is news.
       if (this.#lost || !this.#established) return;
+      if (isStdioBufferOverflow(error)) {
+        this.#markLost(new McpMessageTooLargeError(SDK_STDIO_MAX_MESSAGE_BYTES));
+        return;
+      }
       this.#events.onError(error);
       this.#checkHealth();
     };
@@ -126,9 +134,10 @@ export class McpConnection {
     events: McpConnectionEvents,
     features: McpClientFeatures,
     logLevel: LoggingLevel | undefined,
+    maxMessageBytes: number,
     signal?: AbortSignal,
   ): Promise<McpConnection> {
-    const connection = new McpConnection(server, timeoutMs, events, features);
+    const connection = new McpConnection(server, timeoutMs, events, features, maxMessageBytes);
     try {
       await withChildSignal(signal, (child) => connection.#client.connect(connection.#transport, { timeout: timeoutMs, signal: child }));
       if (logLevel !== undefined && connection.capabilities.logging !== undefined) {
@@ -145,6 +154,11 @@ export class McpConnection {
   /** Whether the connection broke or was closed; a lost connection is never used again. */
   get lost(): boolean {
     return this.#lost;
+  }
+
+  /** Why the connection broke (not set after `close`). */
+  get lostReason(): Error | undefined {
+    return this.#lostReason;
   }
 
   /** What the server announced in the handshake. */
@@ -314,6 +328,7 @@ export class McpConnection {
   #markLost(reason: Error): void {
     if (this.#lost) return;
     this.#lost = true;
+    this.#lostReason = reason;
     if (this.#established) this.#events.onLost(this, reason);
     void this.close();
   }

@@ -15,12 +15,12 @@ const CALLBACKS = ['elicitation', 'onProgress', 'onLog', 'onResourceUpdated', 'o
 /**
  * @throws TypeError for roots that are not a list of `{ uri, name? }` with string values, a
  *   `sampling` that is not `{ provider, approve?, maxTokens? }` with a provider that can generate, a
- *   callback that is not a function, an unknown `logLevel` or a `maxBlobBytes` that is not a
- *   non-negative integer.
+ *   callback that is not a function, an unknown `logLevel`, a `maxBlobBytes` that is not a
+ *   non-negative integer or a `maxMessageBytes` that is not a positive integer.
  * @internal
  */
 export function checkFeatureOptions(options: Readonly<Record<string, unknown>>): void {
-  const { roots, sampling, logLevel, maxBlobBytes } = options;
+  const { roots, sampling, logLevel, maxBlobBytes, maxMessageBytes } = options;
   if (roots !== undefined) {
     if (!Array.isArray(roots)) throw new TypeError('McpToolset: roots must be a list of { uri, name? }');
     for (const root of roots as unknown[]) {
@@ -47,5 +47,8 @@ export function checkFeatureOptions(options: Readonly<Record<string, unknown>>):
   }
   if (maxBlobBytes !== undefined && !(Number.isSafeInteger(maxBlobBytes) && (maxBlobBytes as number) >= 0)) {
     throw new TypeError('McpToolset: maxBlobBytes must be a non-negative integer');
+  }
+  if (maxMessageBytes !== undefined && !(Number.isSafeInteger(maxMessageBytes) && (maxMessageBytes as number) > 0)) {
+    throw new TypeError('McpToolset: maxMessageBytes must be a positive integer');
   }
 }

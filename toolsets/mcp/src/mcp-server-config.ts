@@ -6,6 +6,7 @@
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { limitedFetch, type McpMessageTooLargeError } from './mcp-message-limit.js';
 import { checkKnownOptions, type KnownOptions } from './options.js';
 
 /**
@@ -57,8 +58,14 @@ export function checkServerConfig(server: unknown): void {
   else throw new TypeError(`Unknown MCP server type: ${JSON.stringify(type)}`);
 }
 
+/** The bound on one message of the server (HTTP; over stdio the SDK's own bound applies). @internal */
+export interface McpMessageLimit {
+  readonly maxBytes: number;
+  readonly onTooLarge: (error: McpMessageTooLargeError) => void;
+}
+
 /** A fresh (not started) SDK transport for a server. @internal */
-export function createTransport(server: McpServerConfig): Transport {
+export function createTransport(server: McpServerConfig, limit: McpMessageLimit): Transport {
   switch (server.type) {
     case 'stdio':
       return new StdioClientTransport({
@@ -70,6 +77,7 @@ export function createTransport(server: McpServerConfig): Transport {
       });
     case 'http':
       return new StreamableHTTPClientTransport(new URL(server.url), {
+        fetch: limitedFetch(limit.maxBytes, limit.onTooLarge),
         ...(server.headers === undefined ? {} : { requestInit: { headers: { ...server.headers } } }),
       });
     default:

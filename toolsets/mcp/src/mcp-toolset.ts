@@ -37,6 +37,7 @@ import {
 import { McpConnection, type McpConnectionEvents } from './mcp-connection.js';
 import { McpConnectionError } from './mcp-connection-error.js';
 import { checkFeatureOptions } from './mcp-feature-options.js';
+import { MCP_MAX_MESSAGE_BYTES, McpMessageTooLargeError } from './mcp-message-limit.js';
 import { McpRequestError } from './mcp-request-error.js';
 import type { McpSamplingOptions } from './mcp-sampling.js';
 import { checkMcpReplayOption, mcpReplayPolicy, type McpReplayOption } from './mcp-replay.js';
@@ -95,6 +96,12 @@ export interface McpToolsetOptions {
   readonly onResourceUpdated?: (event: McpResourceUpdatedEvent) => void;
   /** The server's resource list or prompt list changed: list them again when needed. */
   readonly onListChanged?: (list: 'resources' | 'prompts') => void;
+  /**
+   * The largest message the server may send over HTTP, in bytes (a JSON response, or one SSE event);
+   * a larger one gives the calls in flight an error result and the connection is given up (the next
+   * call reconnects). Default 10 MiB. Over stdio the SDK's own bound (10 MiB) applies.
+   */
+  readonly maxMessageBytes?: number;
   /** Debug notes: what the toolset decided and why (e.g. a task-only tool it does not offer). Must not throw. */
   readonly onDebug?: (message: string) => void;
   /**
@@ -141,6 +148,7 @@ export const MCP_TOOLSET_OPTIONS: KnownOptions<McpToolsetOptions> = {
   onResourceUpdated: true,
   onListChanged: true,
   onDebug: true,
+  maxMessageBytes: true,
   describeTool: true,
   replay: true,
   onToolsChanged: true,
@@ -405,8 +413,9 @@ export class McpToolset implements Toolset {
       });
     }
     if (connection?.lost) {
+      const reason = connection.lostReason;
       return toolRuntimeError(
-        `the MCP server \`${this.name}\` disconnected during the call (the tool may or may not have run; the next call reconnects): ${describeError(error)}`,
+        `the MCP server \`${this.name}\` disconnected during the call (the tool may or may not have run; the next call reconnects): ${McpMessageTooLargeError.isInstance(reason) ? reason.message : describeError(error)}`,
       );
     }
     return toolRuntimeError(describeError(error));
@@ -432,7 +441,7 @@ export class McpToolset implements Toolset {
     const closing = this.#closeController.signal;
     let connection: McpConnection;
     try {
-      connection = await McpConnection.open(this.#options.server, this.#timeoutMs, this.#events, this.#features, this.#options.logLevel, closing);
+      connection = await McpConnection.open(this.#options.server, this.#timeoutMs, this.#events, this.#features, this.#options.logLevel, this.#options.maxMessageBytes ?? MCP_MAX_MESSAGE_BYTES, closing);
     } catch (error) {
       throw closing.aborted ? closing.reason : this.#error(`cannot connect: ${describeError(error)}`, error);
     }

@@ -25,7 +25,7 @@ describe('McpToolset and mcpPlugin refuse options they do not know', () => {
     const error = await refusal(() => McpToolset.connect({ server: stdioServer(), filters: ['add'] } as never));
     expect(error).to.be.instanceOf(TypeError);
     expect(error.message).to.equal(
-      'McpToolset: unknown option "filters" (its options: server, name, prefix, filter, timeoutMs, maxOutputChars, maxBlobBytes, roots, sampling, elicitation, onProgress, onLog, logLevel, onResourceUpdated, onListChanged, onDebug, describeTool, replay, onToolsChanged, onError)',
+      'McpToolset: unknown option "filters" (its options: server, name, prefix, filter, timeoutMs, maxOutputChars, maxBlobBytes, roots, sampling, elicitation, onProgress, onLog, logLevel, onResourceUpdated, onListChanged, onDebug, maxMessageBytes, describeTool, replay, onToolsChanged, onError)',
     );
     expect(() => new McpToolset({ server: stdioServer(), timeout: 5 } as never)).to.throw(TypeError, /^McpToolset: unknown option "timeout"/);
   });
@@ -63,6 +63,7 @@ describe('McpToolset and mcpPlugin refuse options they do not know', () => {
     }
     expect(make({ logLevel: 'verbose' })).to.throw(TypeError, /^McpToolset: logLevel must be one of debug, info, .*, not "verbose"$/);
     expect(make({ maxBlobBytes: -1 })).to.throw(TypeError, 'McpToolset: maxBlobBytes must be a non-negative integer');
+    expect(make({ maxMessageBytes: 0 })).to.throw(TypeError, 'McpToolset: maxMessageBytes must be a positive integer');
     expect(make({ roots: [{ uri: 'file:///x', name: 'x' }], sampling: { provider, approve: () => true }, logLevel: 'info', maxBlobBytes: 0 })).not.to.throw();
   });
 });
