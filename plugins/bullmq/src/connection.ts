@@ -37,19 +37,29 @@ export interface ClientPurpose {
    * instead of hanging. Default {@link DEFAULT_RECONNECT_WINDOW_MS}.
    */
   readonly reconnectWindowMs?: number;
+  /**
+   * For the other clients: how long any one command may go without a reply before it fails (ms;
+   * default its `reconnectWindowMs`), counted from when it is issued, whether Redis is away or frozen
+   * (SIGSTOP, a stalled host: the connection stays open and silent). A command that times out may
+   * still be applied once Redis answers again: the scripts of this package are whole, and fenced.
+   */
+  readonly commandTimeoutMs?: number;
 }
 
 /**
  * A client for this package, from what the user gave. A client of the user's is duplicated (it stays
  * theirs and is never closed here). Every client reconnects for ever; a non-blocking one fails the
  * commands it holds once Redis has been unreachable for its reconnect window (then takes new ones
- * for another window). Commands sent when the connection dropped are sent again once it is back:
+ * for another window), and fails any command that had no reply within its window (a frozen Redis).
+ * Commands sent when the connection dropped are sent again once it is back:
  * the scripts of this package recognise a write they already applied (see `WRITE_CHECKS`).
  * @internal
  */
 export function createRedis(connection: RedisConnection, purpose: ClientPurpose): Redis {
   const tuning: RedisOptions = {
     maxRetriesPerRequest: purpose.blocking ? null : attemptsWithin(purpose.reconnectWindowMs ?? DEFAULT_RECONNECT_WINDOW_MS),
+    // A frozen Redis keeps its connections open: without a deadline of their own, commands would wait for ever.
+    ...(purpose.blocking ? {} : { commandTimeout: purpose.commandTimeoutMs ?? purpose.reconnectWindowMs ?? DEFAULT_RECONNECT_WINDOW_MS }),
     enableReadyCheck: true,
     retryStrategy: reconnectDelayMs,
     ...(purpose.name ? { connectionName: purpose.name } : {}),
@@ -63,11 +73,11 @@ export function createRedis(connection: RedisConnection, purpose: ClientPurpose)
 }
 
 /** Messages of the errors a command gets when Redis cannot be reached (ioredis' own, and the socket's). */
-const UNREACHABLE = /max retries per request|Connection is closed|Stream isn't writeable|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENOTFOUND|EAI_AGAIN/;
+const UNREACHABLE = /max retries per request|Command timed out|Connection is closed|Stream isn't writeable|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENOTFOUND|EAI_AGAIN/;
 
 /**
  * Whether a command failed because Redis could not be reached (past the client's reconnect window,
- * or the client was closed), rather than because Redis refused it.
+ * frozen past its command timeout, or the client was closed), rather than because Redis refused it.
  */
 export function isRedisUnavailable(error: unknown): boolean {
   if (RedisUnavailableError.isInstance(error)) return true;

@@ -23,6 +23,9 @@ import { checkTurnOptions, finishTurn, isActive, submitTurn, type TurnOptions, t
 /** The name of {@link RedisUnavailableError} in turn events and job failures. */
 const UNAVAILABLE = 'RedisUnavailableError';
 
+/** How long one read of a turn's events blocks in Redis waiting for a new one (ms). */
+const READ_BLOCK_MS = 1_000;
+
 /** What {@link TurnQueue.submit} takes. */
 export interface TurnSubmission {
   /** The tenant whose toolset, provider and hooks the turn runs with (it must be defined on the workers). */
@@ -286,7 +289,7 @@ export class TurnHandle {
   async *events(options: { readonly signal?: AbortSignal } = {}): AsyncGenerator<TurnEvent, void, undefined> {
     const { keys, connection, unavailableAfterMs } = this.#deps;
     // Its reads wait for Redis to come back for `unavailableAfterMs`, then fail: the events are then unreadable for good.
-    const reader = createRedis(connection, { blocking: false, name: 'kosong-turn-reader', reconnectWindowMs: unavailableAfterMs });
+    const reader = createRedis(connection, { blocking: false, name: 'kosong-turn-reader', reconnectWindowMs: unavailableAfterMs, commandTimeoutMs: unavailableAfterMs + READ_BLOCK_MS });
     this.#readers.add(reader);
     const stream = keys.events(this.turnId);
     let lastId = '0-0';
@@ -297,7 +300,7 @@ export class TurnHandle {
         let entries: [string, string[]][] | undefined;
         const readAt = Date.now();
         try {
-          const read = (await reader.xread('COUNT', 200, 'BLOCK', 1_000, 'STREAMS', stream, lastId)) as [string, [string, string[]][]][] | null;
+          const read = (await reader.xread('COUNT', 200, 'BLOCK', READ_BLOCK_MS, 'STREAMS', stream, lastId)) as [string, [string, string[]][]][] | null;
           entries = read?.[0]?.[1];
           failingSince = undefined;
         } catch (error) {
