@@ -10,6 +10,8 @@ import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync,
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { RedisUsageLedger } from '@kosong/bullmq';
+import { RedisServer } from '@kosong/bullmq/testing';
 import { readUsageFile, UsageFileLedger } from '../usage/usage-file-ledger.js';
 import { killLeftovers, makeWorkspace, runCli, toolCallLine, type Workspace } from './cli-harness.js';
 
@@ -175,7 +177,6 @@ describe('kosong CLI: the usage file and `kosong usage`', function () {
     [['usage', '--bogus'], /unknown option '--bogus'/],
     [['--session', 's.jsonl', 'usage'], /--session is not an option of kosong usage/],
     [['--max-steps', '2', '--temperature', '1', 'usage'], /--max-steps, --temperature are not options of kosong usage/],
-    [['--redis', 'redis://127.0.0.1:1', 'usage'], /usage --redis: not available yet/],
   ];
   for (const [args, message] of bad) {
     it(`refuses \`kosong ${args.join(' ')}\` (exit 2, nothing on stdout)`, async () => {
@@ -259,5 +260,54 @@ describe('the usage file: appends of several processes at once', function () {
     expect(rows).to.have.length(1);
     expect(rows[0]).to.deep.include({ tenant: 'acme', steps: 2, costUsd: undefined, unknownCostSteps: 2 });
     expect(await new UsageFileLedger(file).spentUsd('acme', 0)).to.equal(0);
+  });
+});
+
+describe('kosong usage --redis: the usage ledger of the workers (real redis-server)', function () {
+  this.timeout(60_000);
+  let redis: RedisServer;
+  let ws: Workspace;
+  before(async () => {
+    redis = await RedisServer.start();
+  });
+  after(async () => {
+    await redis.stop();
+  });
+  beforeEach(() => (ws = makeWorkspace()));
+  afterEach(() => {
+    killLeftovers();
+    ws.remove();
+  });
+
+  it('reads the records of RedisUsageLedger, by tenant and model, with unknown costs as unknown', async () => {
+    const ledger = new RedisUsageLedger({ connection: redis.url });
+    const at = Date.parse('2026-11-20T10:00:00Z');
+    const usage = { inputOther: 100, output: 10, inputCacheRead: 5, inputCacheCreation: 0 };
+    await ledger.record({ tenant: 'acme', provider: 'openai', model: 'gpt-4o', usage, costUsd: 0.5, at });
+    await ledger.record({ tenant: 'acme', provider: 'openai', model: 'gpt-4o', usage, costUsd: 0.25, at });
+    await ledger.record({ tenant: 'globex', provider: 'echo', model: 'echo', usage, costUsd: undefined, at });
+    await ledger.close();
+    const json = await runCli(['--redis', redis.url, 'usage', '--by', 'tenant,model', '--json', '--since', '2026-11-20', '--until', '2026-11-20'], ws.cwd);
+    expect(json.code, json.stderr).to.equal(0);
+    const report = JSON.parse(json.stdout) as { source: string; rows: Array<Record<string, unknown>>; total: Record<string, unknown> };
+    expect(report.source).to.equal(redis.url);
+    expect(report.rows.map((row) => [row.tenant, row.model, row.steps, row.costUsd])).to.deep.equal([
+      ['acme', 'gpt-4o', 2, 0.75],
+      ['globex', 'echo', 1, null],
+    ]);
+    expect(report.total).to.deep.include({ steps: 3, costUsd: null, usage: { inputOther: 300, output: 30, inputCacheRead: 15, inputCacheCreation: 0 } });
+    const other = await runCli(['--redis', redis.url, 'usage', '--since', '2026-11-21'], ws.cwd);
+    expect(other.code).to.equal(0);
+    expect(other.stdout).to.equal(`no usage recorded in that time (${redis.url})\n`);
+    const table = await runCli(['--redis', redis.url, 'usage', '--by', 'tenant'], ws.cwd);
+    expect(table.stdout).to.match(/^acme\s+2\s+200\s+20\s+10\s+0\s+\$0\.750000$/m);
+    expect(table.stdout).to.match(/^globex\s+1\s+100\s+10\s+5\s+0\s+unknown$/m);
+  });
+
+  it('an unreachable Redis is a setup error (exit 2) after a short wait, its password not shown', async () => {
+    const run = await runCli(['--redis', 'redis://user:s3cret-pw@127.0.0.1:1', 'usage'], ws.cwd, { timeoutMs: 20_000 });
+    expect(run.code).to.equal(2);
+    expect(run.stderr).to.include('usage: cannot read the usage ledger at redis://127.0.0.1:1');
+    expect(run.stderr + run.stdout).not.to.include('s3cret-pw');
   });
 });
