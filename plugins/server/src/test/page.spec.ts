@@ -6,7 +6,7 @@ import { delimiter, join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 
 import { Kernel, requireApproval, toolOk, type ToolResult, type Toolset } from '@kosong/core';
-import { EchoChatProvider } from '@kosong/provider-echo';
+import { EchoChatProvider, ScriptedEchoChatProvider } from '@kosong/provider-echo';
 import type { FastifyInstance } from 'fastify';
 
 import { apiKeyAuth, hashApiKey } from '../auth.js';
@@ -343,7 +343,36 @@ describe('@kosong/server: the web page in Chromium (useChat and the step timelin
     });
   });
 
-  describe('what the server does not send yet, from a scripted stream: retries and usage and cost per step', () => {
+  describe("a step retried by the agent (the real server's data-kosong-retry and per-step usage)", () => {
+    let retrying: FastifyInstance;
+    let retryingUrl: string;
+    before(async () => {
+      // The first attempt fails with a 503, the second answers: a queue of scripts, one per attempt.
+      kernel.tenants.define('retrier', { provider: new ScriptedEchoChatProvider(['error: 503', 'usage: {"input_other": 12, "output": 5}\ntext: Second try.']), toolset: localToolset() });
+      const sessions = memorySessions();
+      const retrier = (): string => 'retrier';
+      retrying = createServer({ kernel, auth: retrier, sessions, agent: { systemPrompt: '', retry: { initialDelayMs: 100, jitterMs: 0 } } });
+      registerPage(retrying, { savedChats: { auth: retrier, sessions } });
+      await retrying.listen({ port: 0, host: '127.0.0.1' });
+      retryingUrl = `http://127.0.0.1:${(retrying.server.address() as { port: number }).port}`;
+    });
+    after(() => retrying?.close());
+
+    it('draws the failed attempt on its step, and the usage of the step and of the turn', async () => {
+      await openPage('', retryingUrl);
+      await send('go');
+      await assistantSays('Second try.');
+      await page.locator('.status[data-status="ready"]').waitFor();
+      const retry = page.locator('.timeline .step[data-step="0"] .row.retry[data-attempt="1"]');
+      expect(await retry.innerText()).to.match(/again in 0\.10 s · .*503/);
+      expect(await page.locator('.timeline .step[data-step="0"] > .row .info').first().innerText()).to.match(/in 12 · out 5 tokens$/);
+      expect(await page.locator('.turn-usage').innerText()).to.equal('Turn: in 12 · out 5 tokens');
+      expect(await page.locator('.chat [role="alert"]').count()).to.equal(0);
+      await screenshot('10-retried-step');
+    });
+  });
+
+  describe('cost per step and per turn (which the server does not send yet), from a scripted stream', () => {
     let scripted: FastifyInstance;
     let scriptedUrl: string;
 

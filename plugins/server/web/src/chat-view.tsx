@@ -83,7 +83,7 @@ export function ChatView({ api, chatId, currentApiKey }: { readonly api: string;
       <section className="chat" aria-label="chat" ref={pane} onScroll={onScroll}>
         <MessageList messages={messages} onApproval={onApproval} />
         {error !== undefined && (
-          <p className="error" role="alert">
+          <p className="alert" role="alert">
             {error.message}
           </p>
         )}

@@ -33,7 +33,7 @@ export function SavedChatView({ api, chatId, apiKey }: { readonly api: string; r
         <p className="note">Saved chat {chatId}, read-only.</p>
         {loaded.state === 'loading' && <p className="note">Loading…</p>}
         {loaded.state === 'error' && (
-          <p className="error" role="alert">
+          <p className="alert" role="alert">
             {loaded.message}
           </p>
         )}

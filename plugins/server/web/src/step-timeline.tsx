@@ -81,7 +81,7 @@ function Step({ step, number, span, elapsed, onApproval }: { readonly step: Step
       </div>
       {step.retries.map((retry, index) => (
         <div key={`retry-${index}`} className="row retry" data-attempt={retry.attempt}>
-          <span className="label">↻ attempt {retry.attempt}</span>
+          <span className="label">↻ attempt {retry.attempt} failed</span>
           <span className="track">
             <span className="mark" style={{ left: `${Math.min((100 * retry.at) / span, 99.5)}%` }} />
           </span>
@@ -107,7 +107,7 @@ function Tool({ tool, span, elapsed, onApproval }: { readonly tool: ToolBar; rea
       <span className="track">
         {tool.calledAt !== undefined && <Bar className={`bar tool ${tool.state}`} from={from} to={Math.max(to, from)} span={span} />}
       </span>
-      <span className="info">
+      <span className="info" title={tool.result}>
         {tool.state === 'approval-requested' && tool.approvalId !== undefined ? (
           <ApprovalButtons approvalId={tool.approvalId} onApproval={onApproval} />
         ) : (
