@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { request } from 'node:http';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -104,6 +104,26 @@ describe('kosong serve', function () {
     const saved = (key: string): Promise<unknown> => fetch(`${url}/api/chat/shared-id/messages`, { headers: { authorization: `Bearer ${key}` } }).then((r) => r.json());
     expect(JSON.stringify(await saved('sk-acme'))).to.include('for acme');
     expect(JSON.stringify(await saved('sk-globex'))).to.not.include('for acme');
+    cli.interrupt();
+    expect((await cli.waitForExit(20_000)).code).to.equal(0);
+  });
+
+  it('a bash call waits for an approval from the client: tool-approval-request, then the answer runs it once', async () => {
+    const { cli, url } = await serve(cwd, ['--provider', 'echo'], { KOSONG_HOME: home });
+    const script = ['tool_call: {"id": "b1", "name": "bash", "arguments": "{\\"command\\": \\"echo ran >> marker.txt\\"}"}', '---', 'text: done'].join('\n');
+    const first = sseData(await (await fetch(`${url}/api/chat`, { method: 'POST', body: chatBody('bash-1', script) })).text()) as { type: string; approvalId?: string }[];
+    const request = first.find((c) => c.type === 'tool-approval-request');
+    expect(request, JSON.stringify(first)).to.not.equal(undefined);
+    expect(() => readFileSync(join(cwd, 'marker.txt'))).to.throw(); // nothing ran yet
+    const answer = JSON.stringify({
+      id: 'bash-1',
+      trigger: 'submit-message',
+      messageId: 'a1',
+      messages: [{ id: 'a1', role: 'assistant', parts: [{ type: 'dynamic-tool', toolName: 'bash', toolCallId: 'b1', state: 'approval-responded', input: {}, approval: { id: request!.approvalId, approved: true } }] }],
+    });
+    const second = sseData(await (await fetch(`${url}/api/chat`, { method: 'POST', body: answer })).text()) as { type: string }[];
+    expect(second.map((c) => c.type)).to.include('tool-output-available');
+    expect(readFileSync(join(cwd, 'marker.txt'), 'utf8')).to.equal('ran\n');
     cli.interrupt();
     expect((await cli.waitForExit(20_000)).code).to.equal(0);
   });
