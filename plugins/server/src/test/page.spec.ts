@@ -205,8 +205,11 @@ describe('@kosong/server: the web page in Chromium (useChat and the step timelin
     await screenshot('2-turn-done');
   });
 
-  it('a reload in the middle of a turn resumes its stream (GET …/stream) and shows the whole answer', async () => {
+  it('a reload in the middle of a turn resumes its stream (GET …/stream) and shows the whole answer; the ended turns stay drawn', async () => {
     await openPage(KEYS.acme);
+    await send('text: A first turn.');
+    await assistantSays('A first turn.');
+    await page.locator('.status[data-status="ready"]').waitFor();
     await send(GATED);
     await page.locator('.timeline .row.tool[data-tool-call-id="g1"][data-state="running"]').waitFor();
     const resumed = page.waitForResponse((response) => /\/api\/chat\/[^/]+\/stream$/.test(response.url()) && response.status() === 200);
@@ -218,12 +221,15 @@ describe('@kosong/server: the web page in Chromium (useChat and the step timelin
     openGates();
     await assistantSays('After the gate.');
     await page.locator('.status[data-status="ready"]').waitFor();
-    // The prompt, kept by the tab, is there once, and the answer once.
-    expect(await page.locator('.message.user').count()).to.equal(1);
-    expect(await page.locator('.message.assistant').count()).to.equal(1);
+    // The prompts, kept by the tab, are there once, and the answers once.
+    expect(await page.locator('.message.user').count()).to.equal(2);
+    expect(await page.locator('.message.assistant').count()).to.equal(2);
     expect(await page.locator('.chat .tool-part[data-tool-call-id="g1"]').innerText()).to.include('→ opened');
-    expect(await page.locator('.turn').count()).to.equal(1);
-    expect(await page.locator('.turn').getAttribute('data-outcome')).to.equal('finish');
+    // The first turn, kept by the tab, and the resumed one.
+    expect(await page.locator('.turn').evaluateAll((turns) => turns.map((turn) => [turn.getAttribute('data-origin'), turn.getAttribute('data-outcome')]))).to.deep.equal([
+      ['send', 'finish'],
+      ['resume', 'finish'],
+    ]);
     await screenshot('3-resumed-after-reload');
   });
 

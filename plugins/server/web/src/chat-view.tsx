@@ -4,7 +4,7 @@ import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent, type
 
 import { MessageList } from './message-list.js';
 import { StepTimeline } from './step-timeline.js';
-import { loadMessages, saveMessages } from './stored-messages.js';
+import { loadMessages, loadTimeline, saveMessages, saveTimeline } from './tab-storage.js';
 import { TimedChatTransport } from './timed-transport.js';
 import { TimelineRecorder } from './timeline-recorder.js';
 
@@ -13,7 +13,7 @@ import { TimelineRecorder } from './timeline-recorder.js';
  * timeline on the other. A reload resumes the turn in flight (`resume: true`: `GET …/<id>/stream`).
  */
 export function ChatView({ api, chatId, currentApiKey }: { readonly api: string; readonly chatId: string; readonly currentApiKey: () => string }) {
-  const recorder = useMemo(() => new TimelineRecorder(), []);
+  const recorder = useMemo(() => new TimelineRecorder(loadTimeline(chatId)), [chatId]);
   const transport = useMemo(() => new TimedChatTransport(api, currentApiKey, recorder), [api, currentApiKey, recorder]);
   const initialMessages = useMemo(() => loadMessages(chatId), [chatId]);
   const { messages, sendMessage, status, error, stop, addToolApprovalResponse, clearError } = useChat({
@@ -29,8 +29,10 @@ export function ChatView({ api, chatId, currentApiKey }: { readonly api: string;
 
   // Kept between turns and when one starts; a message still streaming is replayed by the resume.
   useEffect(() => {
-    if (status !== 'streaming') saveMessages(chatId, messages);
-  }, [chatId, messages, status]);
+    if (status === 'streaming') return;
+    saveMessages(chatId, messages);
+    saveTimeline(chatId, recorder.endedTurns);
+  }, [chatId, messages, recorder, status]);
 
   // Follows the answer as it streams, unless the reader scrolled up.
   const pane = useRef<HTMLElement>(null);

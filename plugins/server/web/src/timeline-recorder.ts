@@ -85,9 +85,19 @@ export interface TurnTimeline {
  * turns of steps and tool calls: what the step timeline draws. Listeners are told of every change.
  */
 export class TimelineRecorder {
-  readonly turns: TurnTimeline[] = [];
+  readonly turns: TurnTimeline[];
   private readonly listeners = new Set<() => void>();
   private changes = 0;
+
+  /** @param earlier turns recorded before (kept by the tab across a reload), drawn first. */
+  constructor(earlier: readonly TurnTimeline[] = []) {
+    this.turns = [...earlier];
+  }
+
+  /** The turns whose stream has ended (what a reload may keep). */
+  get endedTurns(): TurnTimeline[] {
+    return this.turns.filter((turn) => turn.endAt !== undefined);
+  }
 
   /** A counter that changes with every recorded chunk (for `useSyncExternalStore`). */
   get version(): number {
