@@ -124,7 +124,8 @@ export class UiChunkWriter {
         this.part(event.part);
         return;
       case 'tool_call': {
-        if (this.continuedStep) return; // the client has the pending step's calls
+        // In a continuation, these are the calls decided now: the client that answered has their
+        // parts (this updates them), a client that resumes the continuation after a reload gets them.
         this.closePart();
         if (this.streamingCall === event.toolCall.id) this.streamingCall = undefined;
         const call = event.toolCall;

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { expect } from 'chai';
-import { lastAssistantMessageIsCompleteWithApprovalResponses, type DynamicToolUIPart, type UIMessage } from 'ai';
+import { lastAssistantMessageIsCompleteWithApprovalResponses, readUIMessageStream, type DynamicToolUIPart, type UIMessage } from 'ai';
 
 import { Kernel, requireApproval } from '@kosong/core';
 import { EchoChatProvider } from '@kosong/provider-echo';
@@ -29,9 +29,9 @@ describe('@kosong/server: approvals over HTTP (tool-approval-request, addToolApp
   let sessions: ChatSessions;
   let server: TestServer;
 
-  async function start(chatSessions: ChatSessions): Promise<TestServer> {
+  async function start(chatSessions: ChatSessions, toolDelayMs = 0): Promise<TestServer> {
     const kernel = new Kernel();
-    kernel.tenants.define('acme', { provider: new EchoChatProvider(), toolset: requireApproval(markerToolset(marker)) });
+    kernel.tenants.define('acme', { provider: new EchoChatProvider(), toolset: requireApproval(markerToolset(marker, toolDelayMs)) });
     kernel.tenants.define('globex', { provider: new EchoChatProvider(), toolset: requireApproval(markerToolset(marker)) });
     const auth = apiKeyAuth([
       { sha256: hashApiKey(KEYS.acme), tenant: 'acme' },
@@ -172,13 +172,32 @@ describe('@kosong/server: approvals over HTTP (tool-approval-request, addToolApp
     expect(first.find((c) => c.type === 'finish')).to.deep.include({ finishReason: 'tool-calls' });
     const second = sseData(await (await postRaw(approvalBody('wire-1', request.approvalId!))).text()) as { type: string; messageId?: string }[];
     expect(second[0]).to.deep.equal({ type: 'start', messageId: 'a1' });
-    expect(second.map((c) => (typeof c === 'string' ? c : c.type))).to.deep.equal(['start', 'tool-output-available', 'start-step', 'text-start', 'text-delta', 'text-end', 'finish-step', 'finish', '[DONE]']);
+    expect(second.map((c) => (typeof c === 'string' ? c : c.type))).to.deep.equal(['start', 'tool-input-available', 'tool-output-available', 'start-step', 'text-start', 'text-delta', 'text-end', 'finish-step', 'finish', '[DONE]']);
     await expectKnownChunks([...first, ...second]);
     // A denial is the chunk the AI SDK has for it.
     const third = sseData(await (await postRaw(JSON.stringify({ id: 'wire-2', trigger: 'submit-message', messages: [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: SCRIPT }] }] }))).text()) as { type: string; approvalId?: string }[];
     const denied = sseData(await (await postRaw(approvalBody('wire-2', third.find((c) => c.type === 'tool-approval-request')!.approvalId!, false))).text()) as { type: string }[];
-    expect(denied[1]).to.deep.equal({ type: 'tool-output-denied', toolCallId: 'm1' });
+    expect(denied[2]).to.deep.equal({ type: 'tool-output-denied', toolCallId: 'm1' });
     await expectKnownChunks([...third, ...denied]);
+  });
+
+  it("a client that reloads during the continuation resumes it with the AI SDK's reconnectToStream: the call's part and what follows, no stream error", async () => {
+    await server.close();
+    sessions = memorySessions();
+    server = await start(sessions, 300);
+    const { chat } = await askForApproval('reload-1');
+    const approvalId = (toolPart(chat, 'm1') as { approval: { id: string } }).approval.id;
+    const answering = postRaw(approvalBody('reload-1', approvalId)); // the answering tab goes away: its response is never read
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const stream = await transport(server, KEYS.acme).reconnectToStream({ chatId: 'reload-1' });
+    expect(stream).to.not.equal(null);
+    let last: UIMessage | undefined;
+    for await (const message of readUIMessageStream({ stream: stream!, terminateOnError: true })) last = message;
+    const part = last!.parts.find((p) => p.type === 'dynamic-tool') as DynamicToolUIPart;
+    expect(part).to.deep.include({ toolCallId: 'm1', state: 'output-available', output: 'marked' });
+    expect(last!.parts.at(-1)).to.deep.include({ type: 'text', text: 'all done' });
+    await (await answering).body?.cancel();
+    expect(await markerLines(marker)).to.deep.equal(['m1']);
   });
 
   it('a pending call survives the server: with directory sessions, a new server resumes it with the same approval id', async () => {
