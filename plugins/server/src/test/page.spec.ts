@@ -271,6 +271,8 @@ describe('@kosong/server: the web page in Chromium (useChat and the step timelin
     await page.locator('.status[data-status="ready"]').waitFor();
     await assistantSays('The sum is 3.');
     const chatId = decodeURIComponent(new URL(page.url()).hash.replace(/^#chat=/, ''));
+    // The browser remembers the chats it opened, for "Open saved".
+    expect(await page.locator(`#recent-chats option[value="${chatId}"]`).count()).to.equal(1);
 
     await page.click('text=Saved copy');
     await page.locator('.saved .message.assistant').waitFor();

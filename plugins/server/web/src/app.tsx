@@ -3,6 +3,7 @@ import { useEffect, useState, type FormEvent } from 'react';
 import { useApiKey } from './api-key.js';
 import { ChatView } from './chat-view.js';
 import { SavedChatView } from './saved-chat-view.js';
+import { recentChats, rememberChat } from './tab-storage.js';
 
 /** What the address's hash opens: `#chat=<id>` (live), `#saved=<id>` (read-only). */
 type View = { readonly kind: 'chat' | 'saved'; readonly chatId: string };
@@ -29,6 +30,7 @@ export function App({ api }: { readonly api: string }) {
   useEffect(() => {
     const hash = `#${view.kind}=${encodeURIComponent(view.chatId)}`;
     if (location.hash !== hash) history.replaceState(null, '', hash);
+    if (view.kind === 'chat') rememberChat(view.chatId);
   }, [view]);
   useEffect(() => {
     const onHash = () => setView((current) => viewOf(location.hash) ?? current);
@@ -63,7 +65,12 @@ export function App({ api }: { readonly api: string }) {
           </button>
         )}
         <form onSubmit={openSaved} className="open-saved">
-          <input name="saved-chat-id" value={savedId} onChange={(event) => setSavedId(event.target.value)} placeholder="chat id" aria-label="saved chat id" />
+          <input name="saved-chat-id" list="recent-chats" value={savedId} onChange={(event) => setSavedId(event.target.value)} placeholder="chat id" aria-label="saved chat id" />
+          <datalist id="recent-chats">
+            {recentChats().map((id) => (
+              <option key={id} value={id} />
+            ))}
+          </datalist>
           <button type="submit" disabled={!CHAT_ID.test(savedId.trim())}>
             Open saved
           </button>

@@ -51,3 +51,25 @@ export function saveTimeline(chatId: string, turns: readonly TurnTimeline[]): vo
     // storage full or refused: a reload then draws the resumed turn alone
   }
 }
+
+const RECENT = 'kosong.recentChats';
+const MAX_RECENT = 20;
+
+/** The ids of the chats this browser opened last, the latest first (`localStorage`: no keys, no messages). */
+export function recentChats(): string[] {
+  try {
+    const stored = JSON.parse(localStorage.getItem(RECENT) ?? '[]') as unknown;
+    return Array.isArray(stored) ? stored.filter((id): id is string => typeof id === 'string').slice(0, MAX_RECENT) : [];
+  } catch {
+    return [];
+  }
+}
+
+/** Puts `chatId` first in {@link recentChats}. */
+export function rememberChat(chatId: string): void {
+  try {
+    localStorage.setItem(RECENT, JSON.stringify([chatId, ...recentChats().filter((id) => id !== chatId)].slice(0, MAX_RECENT)));
+  } catch {
+    // storage refused: no list
+  }
+}
