@@ -51,23 +51,27 @@ export function limitedFetch(maxBytes: number, onTooLarge: (error: McpMessageToo
     const eventStream = (response.headers.get('content-type') ?? '').includes('text/event-stream');
     let size = 0;
     let afterNewline = false;
+    /** Counts the chunk's bytes; whether the message being read crossed the bound. */
+    const crosses = (chunk: Uint8Array): boolean => {
+      if (!eventStream) {
+        size += chunk.byteLength;
+        return size > maxBytes;
+      }
+      for (let i = 0; i < chunk.byteLength; i++) {
+        const byte = chunk[i]!;
+        if (byte === 10) {
+          if (afterNewline) size = 0; // a blank line: the event ended
+          afterNewline = true;
+        } else if (byte !== 13) {
+          afterNewline = false;
+          if (++size > maxBytes) return true;
+        }
+      }
+      return false;
+    };
     const limiter = new TransformStream<Uint8Array, Uint8Array>({
       transform(chunk, controller) {
-        if (!eventStream) {
-          size += chunk.byteLength;
-        } else {
-          for (let i = 0; i < chunk.byteLength; i++) {
-            const byte = chunk[i]!;
-            if (byte === 10) {
-              if (afterNewline) size = 0; // a blank line: the event ended
-              afterNewline = true;
-            } else if (byte !== 13) {
-              afterNewline = false;
-              size++;
-            }
-          }
-        }
-        if (size > maxBytes) {
+        if (crosses(chunk)) {
           const error = new McpMessageTooLargeError(maxBytes);
           onTooLarge(error);
           controller.error(error);

@@ -448,9 +448,10 @@ export class McpToolset implements Toolset {
     try {
       const tools = await connection.listTools(closing);
       closing.throwIfAborted();
+      await this.#resubscribe(connection);
+      closing.throwIfAborted();
       this.#connection = connection;
       this.#setTools(tools);
-      this.#resubscribe(connection);
       return connection;
     } catch (error) {
       await connection.close();
@@ -635,13 +636,15 @@ export class McpToolset implements Toolset {
     }
   }
 
-  /** Subscribes again, in a new session, to the resources subscribed before. */
-  #resubscribe(connection: McpConnection): void {
-    for (const uri of this.#subscriptions) {
-      connection.subscribeResource(uri, this.#closeController.signal).catch((error: unknown) => {
-        if (!connection.lost && !this.closed) this.#report(`subscribing again to ${uri} failed: ${describeError(error)}`, error);
-      });
-    }
+  /** Subscribes again, in a new session, to the resources subscribed before; a failure is reported, not thrown. */
+  async #resubscribe(connection: McpConnection): Promise<void> {
+    await Promise.all(
+      [...this.#subscriptions].map((uri) =>
+        connection.subscribeResource(uri, this.#closeController.signal).catch((error: unknown) => {
+          if (!connection.lost && !this.closed) this.#report(`subscribing again to ${uri} failed: ${describeError(error)}`, error);
+        }),
+      ),
+    );
   }
 
   #debug(message: string): void {

@@ -345,6 +345,28 @@ describe('McpToolset against server-everything', function () {
     });
   }
 
+  it('subscriptions are made again in the new session after the server restarted (http)', async () => {
+    const restartable = await startEverythingHttp();
+    try {
+      const updates: McpResourceUpdatedEvent[] = [];
+      const everything = await open(restartable.config, { onResourceUpdated: (event) => updates.push(event) });
+      await everything.subscribeResource('demo://resource/dynamic/text/9');
+      await restartable.kill();
+      const restarted = await startEverythingHttp(restartable.port);
+      try {
+        // the old session is gone (404): the call runs in a new session, where the subscription is made again
+        await callTool(everything, 'toggle-subscriber-updates');
+        const update = await waitFor('an update in the new session', () => updates[0], 5000);
+        expect(update.uri).to.equal('demo://resource/dynamic/text/9');
+        await callTool(everything, 'toggle-subscriber-updates');
+      } finally {
+        await restarted.kill();
+      }
+    } finally {
+      await restartable.kill();
+    }
+  });
+
   it('the same image part as the server sent, base64 untouched (stdio)', async () => {
     const everything = await open(everythingStdio());
     const { returnValue } = await callTool(everything, 'get-tiny-image');

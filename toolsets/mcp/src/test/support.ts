@@ -37,9 +37,9 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-/** Starts server-everything over streamable HTTP on a free port and waits until it listens. */
-export async function startEverythingHttp(): Promise<HttpFixture> {
-  const port = await freePort();
+/** Starts server-everything over streamable HTTP on `port` (default: a free one) and waits until it listens. */
+export async function startEverythingHttp(port?: number): Promise<HttpFixture> {
+  port ??= await freePort();
   const child = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], { stdio: ['ignore', 'ignore', 'pipe'], env: { PATH: process.env['PATH'] ?? '', PORT: String(port) } });
   children.add(child);
   trackPid(child.pid!);
