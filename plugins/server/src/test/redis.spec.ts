@@ -20,8 +20,8 @@ const FIXTURE = fileURLToPath(new URL('./fixtures/redis-chat-server.js', import.
 const FULL_TEXT = SLOW_PARTS.map((p) => p.text).join('');
 
 /** Process A: the fixture server in a process of its own. */
-async function startProcess(redisUrl: string, prefix: string, marker: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [FIXTURE, redisUrl, prefix, marker], { stdio: ['ignore', 'pipe', 'inherit'] });
+async function startProcess(redisUrl: string, prefix: string, marker: string, liveTtlMs?: number): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, [FIXTURE, redisUrl, prefix, marker, ...(liveTtlMs === undefined ? [] : [String(liveTtlMs)])], { stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<string>((resolve, reject) => {
     let output = '';
     const timer = setTimeout(() => reject(new Error(`the server process did not start: ${output}`)), 20_000);
@@ -81,7 +81,7 @@ describe('@kosong/server on Redis: two server processes, one Redis (sessions, re
     [a, b] = await Promise.all([startProcess(redisServer.url, prefix, marker), startRedisChatServer(redisServer.url, prefix, marker)]);
   });
   afterEach(async () => {
-    const exited = new Promise((resolve) => a.child.once('exit', resolve));
+    const exited = a.child.exitCode === null && a.child.signalCode === null ? new Promise((resolve) => a.child.once('exit', resolve)) : Promise.resolve();
     a.child.kill('SIGTERM');
     await Promise.all([exited, b.close()]);
     await rm(folder, { recursive: true, force: true });
@@ -174,6 +174,32 @@ describe('@kosong/server on Redis: two server processes, one Redis (sessions, re
       expect(context.history.map((m) => m.role)).to.deep.equal(['user', 'assistant', 'tool', 'assistant']);
     }
     await sessions.close();
+  });
+
+  it('a resume of a turn whose process was killed ends with an error (its live key expired), never hangs nor ends as if whole', async () => {
+    // Processes with a short live key (1.5 s) instead of the default 15 s.
+    const exited = new Promise((resolve) => a.child.once('exit', resolve));
+    a.child.kill('SIGTERM');
+    await Promise.all([exited, b.close()]);
+    [a, b] = await Promise.all([startProcess(redisServer.url, prefix, marker, 1500), startRedisChatServer(redisServer.url, prefix, marker, 1500)]);
+    const original = await send(a.url, 'POST', '/api/chat', KEYS.acme, chatBody('killed', 'go'));
+    const reader = original.body!.getReader();
+    await readEvents(reader, 4);
+    const resumed = await send(b.url, 'GET', '/api/chat/killed/stream', KEYS.acme);
+    expect(resumed.status).to.equal(200);
+    const resumedReader = resumed.body!.getReader();
+    await readEvents(resumedReader, 4);
+    a.child.kill('SIGKILL');
+    let failure: unknown;
+    let text = '';
+    try {
+      text = await readEvents(resumedReader, Number.MAX_SAFE_INTEGER);
+    } catch (error) {
+      failure = error;
+    }
+    expect(failure, `the resumed stream ended without an error after: ${text.slice(-200)}`).to.be.instanceOf(Error);
+    expect(text).to.not.include('[DONE]');
+    expect((await send(b.url, 'GET', '/api/chat/killed/stream', KEYS.acme)).status).to.equal(204);
   });
 
   it('redisSessions and redisTurns refuse options they do not know (fail closed)', () => {
