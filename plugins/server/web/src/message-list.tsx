@@ -47,9 +47,10 @@ function ToolPart({ part, onApproval }: { readonly part: DynamicToolUIPart; read
       <code>
         {part.toolName}({input})
       </code>
+      {part.state === 'input-available' && <span className="result pending"> running…</span>}
       {part.state === 'output-available' && <span className="result"> → {shortText(part.output)}</span>}
-      {part.state === 'output-error' && <span className="result error"> → {part.errorText}</span>}
-      {part.state === 'output-denied' && <span className="result error"> → denied</span>}
+      {part.state === 'output-error' && <span className="result failed"> → {part.errorText}</span>}
+      {part.state === 'output-denied' && <span className="result failed"> → denied</span>}
       {part.state === 'approval-requested' && onApproval !== undefined && <ApprovalButtons approvalId={part.approval.id} onApproval={onApproval} />}
       {part.state === 'approval-requested' && onApproval === undefined && <span className="result"> waits for approval</span>}
       {part.state === 'approval-responded' && <span className="result"> {part.approval.approved ? 'approved' : 'denied'}</span>}

@@ -37,7 +37,7 @@ export function saveMessages(chatId: string, messages: readonly UIMessage[]): vo
 export function loadTimeline(chatId: string): TurnTimeline[] {
   try {
     const stored = JSON.parse(sessionStorage.getItem(TIMELINE_PREFIX + chatId) ?? '[]') as unknown;
-    return Array.isArray(stored) ? (stored as TurnTimeline[]).filter((turn) => typeof turn?.endAt === 'number' && Array.isArray(turn.steps) && Array.isArray(turn.approvedCalls)) : [];
+    return Array.isArray(stored) ? (stored as TurnTimeline[]).filter((turn) => typeof turn?.endAt === 'number' && turn.cutHere !== true && Array.isArray(turn.steps) && Array.isArray(turn.approvedCalls)) : [];
   } catch {
     return [];
   }

@@ -53,19 +53,33 @@ export class TimedChatTransport extends DefaultChatTransport<UIMessage> {
     return stream === null ? null : this.timed(this.recorder.begin('resume', startedAt), stream);
   }
 
+  /** The chunks of `stream`, each recorded as it is read; an end without a last chunk, a failure or a cancel (Stop) cut the turn. */
   private timed(turn: TurnTimeline, stream: ReadableStream<UIMessageChunk>): ReadableStream<UIMessageChunk> {
     const recorder = this.recorder;
-    return stream.pipeThrough(
-      new TransformStream<UIMessageChunk, UIMessageChunk>({
-        transform(chunk, controller) {
-          recorder.record(turn, chunk, performance.now());
-          controller.enqueue(chunk);
-        },
-        flush() {
+    const reader = stream.getReader();
+    return new ReadableStream<UIMessageChunk>({
+      async pull(controller) {
+        let read: ReadableStreamReadResult<UIMessageChunk>;
+        try {
+          read = await reader.read();
+        } catch (error) {
+          recorder.cut(turn, performance.now(), `the stream failed: ${error instanceof Error ? error.message : String(error)}`);
+          controller.error(error);
+          return;
+        }
+        if (read.done) {
           recorder.cut(turn, performance.now(), 'the stream ended without a finish');
-        },
-      }),
-    );
+          controller.close();
+          return;
+        }
+        recorder.record(turn, read.value, performance.now());
+        controller.enqueue(read.value);
+      },
+      cancel(reason) {
+        recorder.cut(turn, performance.now(), 'closed on this page');
+        return reader.cancel(reason);
+      },
+    });
   }
 }
 

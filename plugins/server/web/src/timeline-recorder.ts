@@ -75,6 +75,8 @@ export interface TurnTimeline {
   readonly approvedCalls: ToolBar[];
   endAt: number | undefined;
   outcome: { readonly kind: 'finish' | 'error' | 'abort'; readonly text: string } | undefined;
+  /** The stream ended here without a last chunk (it failed, or the page closed it): the turn may go on on the server. */
+  cutHere: boolean;
   /** The whole turn's usage (`finish`'s message metadata). */
   usage: Usage | undefined;
   cost: number | undefined;
@@ -94,9 +96,9 @@ export class TimelineRecorder {
     this.turns = [...earlier];
   }
 
-  /** The turns whose stream has ended (what a reload may keep). */
+  /** The turns whose stream the server ended (what a reload keeps; a turn cut here is resumed instead). */
   get endedTurns(): TurnTimeline[] {
-    return this.turns.filter((turn) => turn.endAt !== undefined);
+    return this.turns.filter((turn) => turn.endAt !== undefined && !turn.cutHere);
   }
 
   /** A counter that changes with every recorded chunk (for `useSyncExternalStore`). */
@@ -112,7 +114,7 @@ export class TimelineRecorder {
 
   /** A new response stream begins (a POST, or a resume); its chunks are recorded with {@link TimelineRecorder.record}. */
   begin(origin: TurnTimeline['origin'], now: number): TurnTimeline {
-    const turn: TurnTimeline = { number: this.turns.length + 1, origin, startedAt: now, messageId: undefined, stepOffset: 0, steps: [], approvedCalls: [], endAt: undefined, outcome: undefined, usage: undefined, cost: undefined };
+    const turn: TurnTimeline = { number: this.turns.length + 1, origin, startedAt: now, messageId: undefined, stepOffset: 0, steps: [], approvedCalls: [], endAt: undefined, outcome: undefined, cutHere: false, usage: undefined, cost: undefined };
     this.turns.push(turn);
     this.changed();
     return turn;
@@ -252,6 +254,7 @@ export class TimelineRecorder {
   cut(turn: TurnTimeline, now: number, why: string): void {
     if (turn.endAt !== undefined) return;
     turn.endAt = now - turn.startedAt;
+    turn.cutHere = true;
     turn.outcome = { kind: 'abort', text: why };
     this.changed();
   }
