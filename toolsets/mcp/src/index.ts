@@ -32,6 +32,7 @@ export type {
   McpResourceUpdatedEvent,
   McpRoot,
 } from './mcp-client-features.js';
+export { MCP_SAMPLING_APPROVAL_TOOL, samplingApprovalThrough, type McpApprovalTarget } from './mcp-sampling-approval.js';
 export { MCP_SAMPLING_REFUSED_CODE, samplingHistory, type McpSamplingApproval, type McpSamplingOptions, type McpSamplingRequest } from './mcp-sampling.js';
 export {
   base64Bytes,

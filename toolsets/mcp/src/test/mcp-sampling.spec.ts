@@ -4,10 +4,10 @@
  * every refusal or failure is an MCP error the server gets.
  */
 import { expect } from 'chai';
-import { APIConnectionError, textPart } from '@kosong/core';
+import { APIConnectionError, textPart, type ApprovalRequest } from '@kosong/core';
 import { MockChatProvider } from '@kosong/provider-echo';
 import { McpError, type CreateMessageRequest } from '@modelcontextprotocol/sdk/types.js';
-import { MCP_SAMPLING_REFUSED_CODE, samplingHistory } from '../index.js';
+import { MCP_SAMPLING_APPROVAL_TOOL, MCP_SAMPLING_REFUSED_CODE, samplingApprovalThrough, samplingHistory } from '../index.js';
 import { answerSampling } from '../mcp-sampling.js';
 
 const params: CreateMessageRequest['params'] = {
@@ -83,5 +83,34 @@ describe('sampling through a kosong provider', () => {
     expect(failed.message).to.contain("the client's model failed").and.contain('reset');
     const hot = await refusal(() => answerSampling('srv', { provider: new MockChatProvider([textPart('x')]), approve: () => true }, { ...params, temperature: 5 }, signal));
     expect(hot.code).to.equal(-32603);
+  });
+});
+
+describe('samplingApprovalThrough (sampling approvals by the app approval handler)', () => {
+  const request = { server: 'srv', params, history: samplingHistory(params), signal: new AbortController().signal };
+
+  it('shows the handler an mcp_sampling call with the server, system prompt, maxTokens and message texts', async () => {
+    const seen: ApprovalRequest[] = [];
+    const approve = samplingApprovalThrough({ decide: (r) => (seen.push(r), { type: 'approve' }) }, { tenant: 'acme' });
+    expect(await approve(request)).to.equal(true);
+    expect(seen).to.have.length(1);
+    expect(seen[0]!.toolCall.function.name).to.equal(MCP_SAMPLING_APPROVAL_TOOL);
+    expect(JSON.parse(seen[0]!.toolCall.function.arguments!)).to.deep.equal({
+      server: 'srv',
+      systemPrompt: 'Be brief.',
+      maxTokens: 200,
+      messages: [
+        { role: 'user', text: 'What is this?' },
+        { role: 'user', text: '' },
+        { role: 'assistant', text: 'A dot.' },
+      ],
+    });
+    expect(seen[0]).to.deep.include({ tenant: 'acme', index: 0, signal: request.signal });
+  });
+
+  it('deny and defer refuse; a function of the onApproval shape works too', async () => {
+    expect(await samplingApprovalThrough(() => ({ type: 'deny', reason: 'no' }))(request)).to.equal(false);
+    expect(await samplingApprovalThrough(() => ({ type: 'defer' }))(request)).to.equal(false);
+    expect(await samplingApprovalThrough(async () => ({ type: 'approve' }))(request)).to.equal(true);
   });
 });
