@@ -11,7 +11,7 @@ import type { Tool } from '../tooling/tool.js';
 import type { ToolResult } from '../tooling/tool-result.js';
 import type { ToolContext, Toolset } from '../tooling/toolset.js';
 import { ConcurrencyGate } from './concurrency-gate.js';
-import type { CapGate, CapKind, LimitStore, Pacer, PaceKind } from './limit-store.js';
+import type { CapGate, CapKind, LimitStore, Pacer, PaceKind, StepGrant } from './limit-store.js';
 import { TenantBudgetExceededError, TenantLimitError, type TenantLimitName } from './limit-errors.js';
 import type { Pricing } from './pricing.js';
 import { RatePacer, type PaceRefusal } from './rate-pacer.js';
@@ -161,6 +161,12 @@ export class TenantGovernor {
     const deadline = Date.now() + maxWaitMs;
     const { signal } = request;
     if (signal?.aborted) throw signal.reason;
+    // A shared store that admits every limit at once: one round trip when all have room.
+    const store = this.host.limitStore;
+    if (store?.admitStep !== undefined) {
+      const admitted = await this.#admitAtOnce(store, request);
+      if (admitted !== undefined) return admitted;
+    }
     // A gate kept after its cap was lifted still counts (so that a cap set again counts what runs).
     const steps = this.#steps;
     const taken = steps?.tryAcquire();
@@ -198,6 +204,36 @@ export class TenantGovernor {
       throw error;
     }
     return this.#admitted(steps, tokens, estimate);
+  }
+
+  /**
+   * Asks `store` for every limit of the step at once; `undefined` when one has no room (or the
+   * store cannot ask so), and for a model without a price (its refusal comes from the budget check).
+   */
+  async #admitAtOnce(store: LimitStore, request: AdmissionRequest): Promise<Admission | undefined> {
+    const budget = this.#limits.budget;
+    let since = 0;
+    if (budget !== undefined) {
+      if (this.host.pricing.priceOf(request.provider.name, request.provider.modelName) === undefined) return undefined;
+      since = periodOf(budget.per, Date.now()).start;
+    }
+    const tokens = this.#tokens;
+    const estimate = tokens === undefined ? 0 : estimateRequestTokens(request.systemPrompt, request.tools, request.history);
+    const grant = await store.admitStep!({
+      tenant: this.tenant,
+      steps: this.#steps,
+      requests: this.#requests,
+      tokens,
+      tokenPoints: estimate,
+      budget: budget === undefined ? undefined : { usd: budget.usd, since, ledger: this.host.ledger },
+    });
+    if (grant === undefined) return undefined;
+    const { signal } = request;
+    if (signal?.aborted || this.#closed !== undefined) {
+      grant.withdraw();
+      throw signal?.aborted ? signal.reason : this.#closed;
+    }
+    return granted(grant, tokens, estimate);
   }
 
   /** An admitted step, holding a place of `steps` (if any) and `estimate` tokens of `tokens` (if any). */
@@ -283,6 +319,18 @@ export class TenantGovernor {
     };
     return governed;
   }
+}
+
+/** A step admitted by a store at once: its end corrects the tokens as {@link TenantGovernor} does in memory. */
+function granted(grant: StepGrant, tokens: Pacer | undefined, estimate: number): Admission {
+  let ended = false;
+  return {
+    end: (usage) => {
+      if (ended) return;
+      ended = true;
+      grant.end(tokens !== undefined && usage !== undefined ? totalTokens(usage) - Math.min(estimate, tokens.max) : 0);
+    },
+  };
 }
 
 /** Runs `run` holding a place of `gate`, and gives it back when what it returns settles (or it throws). */

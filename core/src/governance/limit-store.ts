@@ -6,6 +6,7 @@
  * @module
  */
 import type { PaceRefusal } from './rate-pacer.js';
+import type { UsageLedger } from './usage-ledger.js';
 
 /** What a {@link CapGate} caps: a tenant's steps or its tool calls. */
 export type CapKind = 'steps' | 'toolCalls';
@@ -65,6 +66,33 @@ export interface Pacer {
 }
 
 /**
+ * Every limit a step is held to before its request, asked of a store at once
+ * ({@link LimitStore.admitStep}). The gate and pacers are the store's own (made by its `capGate`
+ * and `pacer`).
+ */
+export interface StepAsk {
+  readonly tenant: string;
+  /** The gate to take a place of (the tenant's steps), if it has one. */
+  readonly steps: CapGate | undefined;
+  /** The pacer to take one request of, if the tenant has `requestsPerMinute`. */
+  readonly requests: Pacer | undefined;
+  /** The pacer to take {@link StepAsk.tokenPoints} of, if the tenant has `tokensPerMinute`. */
+  readonly tokens: Pacer | undefined;
+  /** The step's estimated tokens (the store clamps them to the pacer's limit, as `Pacer.take` does). */
+  readonly tokenPoints: number;
+  /** The budget, if any: the tenant's known spend in `ledger` since `since` (ms) must be below `usd`. */
+  readonly budget: { readonly usd: number; readonly since: number; readonly ledger: UsageLedger } | undefined;
+}
+
+/** A step admitted by {@link LimitStore.admitStep}: end it once. */
+export interface StepGrant {
+  /** The step settled: gives its place back, and counts `tokenDelta` more tokens (fewer if negative) than were taken. */
+  end(tokenDelta: number): void;
+  /** The step makes no request after all (its signal aborted): gives back its place and its points. */
+  withdraw(): void;
+}
+
+/**
  * Where a kernel counts its tenants' caps and pacing (`KernelOptions.limitStore`). Without one,
  * each tenant's counts are in memory, in this process only. A shared store makes the same limits
  * hold across every process that uses it: its gates and pacers count in the store, so a tenant's
@@ -76,15 +104,24 @@ export interface LimitStore {
   capGate(tenant: string, kind: CapKind, cap: number | undefined): CapGate;
   /** The pacer of a tenant's requests or tokens per minute, at most `max`. */
   pacer(tenant: string, kind: PaceKind, max: number): Pacer;
+  /**
+   * Optional, for a shared store: admits a step against every limit of `ask` at once (one round
+   * trip), taking all of them or none. Resolves `undefined` when one of them has no room now, or
+   * the store cannot ask them so (another store's gate, a queue in this process): the governor then
+   * admits the step limit by limit, queuing and waiting as its policy says. Rejects when the store
+   * cannot count (the step fails with that error).
+   */
+  admitStep?(ask: StepAsk): Promise<StepGrant | undefined>;
 }
 
 /**
  * Checks a `KernelOptions.limitStore`.
- * @throws TypeError if it is given and has no `capGate` and `pacer` functions.
+ * @throws TypeError if it is given and has no `capGate` and `pacer` functions, or an `admitStep` that is no function.
  */
 export function checkLimitStore(owner: string, store: unknown): LimitStore | undefined {
   if (store === undefined) return undefined;
   const given = store as Partial<LimitStore> | null;
   if (typeof given?.capGate !== 'function' || typeof given.pacer !== 'function') throw new TypeError(`${owner}: limitStore must be a LimitStore (capGate, pacer)`);
+  if (given.admitStep !== undefined && typeof given.admitStep !== 'function') throw new TypeError(`${owner}: limitStore.admitStep must be a function`);
   return store as LimitStore;
 }

@@ -79,6 +79,11 @@ export class RatePacer implements Pacer {
     return this.#limiter.points;
   }
 
+  /** How many takes of this pacer are in line now (waiting, or trying first). */
+  get waiting(): number {
+    return this.#queued;
+  }
+
   /** Changes the limit; the current window's count is kept (it applies from the next take on). */
   setMax(max: number): void {
     this.#limiter.points = max;

@@ -1,4 +1,4 @@
-import { Kernel, TenantLimitError, textPart, toolCall } from '@kosong/core';
+import { Kernel, TenantBudgetExceededError, TenantLimitError, textPart, tokenUsage, toolCall } from '@kosong/core';
 import { RatePacer, type CapGate, type CapKind, type LimitStore, type Pacer, type PaceKind } from '@kosong/core/kernel';
 import { expect } from 'chai';
 import { rejectionOf } from './support.js';
@@ -67,8 +67,29 @@ class AsyncStore implements LimitStore {
   }
 }
 
-async function kernelOn(store: LimitStore, provider: CountingProvider): Promise<Kernel> {
-  const kernel = new Kernel({ limitStore: store });
+/** What a step asks of a store at once (core's `StepAsk`). */
+type StepAsk = Parameters<NonNullable<LimitStore['admitStep']>>[0];
+
+/**
+ * A store that admits a step at once ({@link LimitStore.admitStep}) while `room` says so, and
+ * records what it was asked and how each grant ended.
+ */
+class AtOnceStore extends AsyncStore {
+  room = true;
+  readonly asks: StepAsk[] = [];
+  /** The token deltas of the grants that ended, and how many were withdrawn. */
+  readonly ends: number[] = [];
+  withdrawn = 0;
+
+  admitStep(ask: StepAsk): Promise<{ end(tokenDelta: number): void; withdraw(): void } | undefined> {
+    this.asks.push(ask);
+    if (!this.room) return Promise.resolve(undefined);
+    return Promise.resolve({ end: (delta: number) => void this.ends.push(delta), withdraw: () => void this.withdrawn++ });
+  }
+}
+
+async function kernelOn(store: LimitStore, provider: CountingProvider, prices: Record<string, { input: number; output: number }> = {}): Promise<Kernel> {
+  const kernel = new Kernel({ limitStore: store, prices });
   await kernel.use(providerPlugin(provider));
   return kernel;
 }
@@ -76,6 +97,74 @@ async function kernelOn(store: LimitStore, provider: CountingProvider): Promise<
 describe('kernel: tenant limits counted in a LimitStore (KernelOptions.limitStore)', () => {
   it('a store that is no LimitStore is a TypeError', () => {
     expect(() => new Kernel({ limitStore: {} as LimitStore })).to.throw(TypeError, /limitStore must be a LimitStore/);
+    expect(() => new Kernel({ limitStore: { ...new AsyncStore(), capGate: () => undefined as never, pacer: () => undefined as never, admitStep: 5 } as unknown as LimitStore })).to.throw(
+      TypeError,
+      /admitStep must be a function/,
+    );
+  });
+
+  it('a store with admitStep admits a step against every limit at once; its gate and pacers are not asked, and the end carries the token correction', async () => {
+    const store = new AtOnceStore();
+    const provider = new CountingProvider([textPart('ok')], { usage: tokenUsage({ inputOther: 100, output: 50 }) });
+    const kernel = await kernelOn(store, provider, { 'mock/mock': { input: 1, output: 1 } });
+    kernel.tenants.define('acme', { limits: { maxConcurrentSteps: 2, requestsPerMinute: 10, tokensPerMinute: 100_000, budget: { usd: 5, per: 'day' } } });
+    const result = await kernel.runner({ tenant: 'acme' }).step({ ...base, history: historyOf('one') });
+    await result.toolResults();
+    expect(store.asks).to.have.length(1);
+    const [ask] = store.asks;
+    expect(ask!.tenant).to.equal('acme');
+    expect(ask!.steps?.cap).to.equal(2);
+    expect(ask!.requests?.max).to.equal(10);
+    expect(ask!.tokens?.max).to.equal(100_000);
+    expect(ask!.tokenPoints).to.be.above(0);
+    expect(ask!.budget).to.deep.include({ usd: 5, ledger: kernel.usage });
+    expect(ask!.budget!.since).to.equal(Math.floor(Date.now() / 86_400_000) * 86_400_000);
+    // Nothing was taken of the store's own gate and pacers.
+    expect(store.holders.get('acme:steps') ?? 0).to.equal(0);
+    expect(store.maxHeld.get('acme:steps')).to.equal(undefined);
+    // The real usage (150 tokens) minus what was taken (the estimate).
+    expect(store.ends).to.deep.equal([150 - ask!.tokenPoints]);
+    expect(provider.starts).to.have.length(1);
+    await kernel.dispose();
+  });
+
+  it('when admitStep has no room, the step is admitted limit by limit; a model without a price is refused by the budget without asking it', async () => {
+    const store = new AtOnceStore();
+    store.room = false;
+    const provider = new CountingProvider();
+    const kernel = await kernelOn(store, provider);
+    kernel.tenants.define('acme', { limits: { maxConcurrentSteps: 1, requestsPerMinute: 10 } });
+    await (await kernel.runner({ tenant: 'acme' }).step({ ...base, history: historyOf('one') })).toolResults();
+    expect(store.asks).to.have.length(1);
+    expect(store.maxHeld.get('acme:steps'), 'the gate of the store took the place').to.equal(1);
+    expect(store.holders.get('acme:steps')).to.equal(0);
+    expect(store.ends).to.deep.equal([]);
+    kernel.tenants.define('unpriced', { limits: { maxConcurrentSteps: 1, budget: { usd: 5, per: 'day' } } });
+    store.room = true;
+    const refused = await rejectionOf(kernel.runner({ tenant: 'unpriced' }).step({ ...base, history: historyOf('two') }));
+    expect(TenantBudgetExceededError.isInstance(refused)).to.equal(true);
+    expect(store.asks).to.have.length(1);
+    expect(provider.starts).to.have.length(1);
+    await kernel.dispose();
+  });
+
+  it('a step whose signal aborted while admitStep answered is withdrawn, and never reaches the provider', async () => {
+    const controller = new AbortController();
+    const store = new AtOnceStore();
+    const admit = store.admitStep.bind(store);
+    store.admitStep = (ask) => {
+      controller.abort(new Error('gone'));
+      return admit(ask);
+    };
+    const provider = new CountingProvider();
+    const kernel = await kernelOn(store, provider);
+    kernel.tenants.define('acme', { limits: { requestsPerMinute: 10 } });
+    const error = await rejectionOf(kernel.runner({ tenant: 'acme' }).step({ ...base, history: historyOf('one'), signal: controller.signal }));
+    expect((error as Error).message).to.equal('gone');
+    expect(store.withdrawn).to.equal(1);
+    expect(store.ends).to.deep.equal([]);
+    expect(provider.starts).to.deep.equal([]);
+    await kernel.dispose();
   });
 
   it('the governor takes its gates and pacers from the store, per tenant and kind', async () => {

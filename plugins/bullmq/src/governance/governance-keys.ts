@@ -25,6 +25,11 @@ export class GovernanceKeys {
     return `${encodeName(tenant)}:${kind}`;
   }
 
+  /** The Redis key of a tenant's pacing window of `kind` (rate-limiter-flexible's: its prefix, `:`, its key): an integer of points, expiring with the window. */
+  paceWindow(tenant: string, kind: string): string {
+    return `${this.paceKeyPrefix}:${this.paceKey(tenant, kind)}`;
+  }
+
   /** Every bucket of the ledger (a set of bucket names: JSON `[tenant|null, provider, model, day]`). */
   get usageIndex(): string {
     return `${this.prefix}:{usage}:index`;

@@ -114,16 +114,36 @@ export class RedisCapGate implements CapGate {
   }
 
   release(): void {
+    const holder = this.detach();
+    if (holder !== undefined) this.host.release(this.key, holder);
+  }
+
+  /**
+   * A place taken for this gate by another script (a step admitted at once): held, and its lease
+   * renewed, from now on. `holders`: the places held across workers with it.
+   */
+  adopt(holder: string, holders: number): void {
+    this.#seen = holders;
+    this.#held.push(holder);
+    if (this.#held.length === 1) this.host.track(this, true);
+  }
+
+  /**
+   * Gives one place back here as {@link release} does, but leaves it to the caller to remove it
+   * from Redis: returns its holder id (`undefined` if its lease had run out, or none was held).
+   */
+  detach(): string | undefined {
+    let holder: string | undefined;
     if (this.#lost > 0) {
       this.#lost--;
     } else {
-      const holder = this.#held.pop();
-      if (holder === undefined) return;
+      holder = this.#held.pop();
+      if (holder === undefined) return undefined;
       this.#seen = Math.max(0, this.#seen - 1);
-      this.host.release(this.key, holder);
       if (this.#held.length === 0) this.host.track(this, false);
     }
     this.#wake?.();
+    return holder;
   }
 
   close(reason: unknown): void {
@@ -140,6 +160,11 @@ export class RedisCapGate implements CapGate {
       this.#lost++;
     }
     if (this.#held.length === 0) this.host.track(this, false);
+  }
+
+  /** Whether this gate can be asked for a place at once now: open, and nobody of this process in its queue. */
+  get free(): boolean {
+    return this.#closed === undefined && this.#queue.length === 0;
   }
 
   /** One attempt at a place in Redis. */

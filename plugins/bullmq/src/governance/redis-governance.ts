@@ -5,14 +5,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
-import { RatePacer, type CapKind, type LimitStore, type Pacer, type PaceKind, type PaceLimiter, PACE_WINDOW_SECONDS } from '@kosong/core/kernel';
+import { DAY_MS, RatePacer, type CapKind, type LimitStore, type Pacer, type PaceKind, type PaceLimiter, PACE_WINDOW_SECONDS } from '@kosong/core/kernel';
 import type { Redis } from 'ioredis';
 import type { RateLimiterRedis } from 'rate-limiter-flexible';
 import { asUnavailable, closeRedis, createRedis, type RedisConnection } from '../connection.js';
 import { DEFAULT_PREFIX } from '../keys.js';
 import { checkKnownOptions, type KnownOptions } from '../options.js';
 import { GovernanceKeys } from './governance-keys.js';
-import { CAP_ACQUIRE_SCRIPT, CAP_RENEW_SCRIPT } from './governance-scripts.js';
+import { CAP_ACQUIRE_SCRIPT, CAP_RENEW_SCRIPT, STEP_ADMIT_SCRIPT } from './governance-scripts.js';
 import { RedisCapGate, type CapGateHost } from './redis-cap-gate.js';
 import { RedisUsageLedger } from './redis-usage-ledger.js';
 
@@ -39,13 +39,28 @@ export interface RedisGovernanceOptions {
   readonly reconnectWindowMs?: number;
 }
 
+/** What a step asks of {@link RedisGovernance.admitStep} (core's `StepAsk`). */
+type StepAsk = Parameters<NonNullable<LimitStore['admitStep']>>[0];
+/** A step it admitted (core's `StepGrant`). */
+type StepGrant = NonNullable<Awaited<ReturnType<NonNullable<LimitStore['admitStep']>>>>;
+
+/** The cap of a gate without one (it still counts its holders), as the admission script takes it. */
+const NO_CAP = String(Number.MAX_SAFE_INTEGER);
+
 const GOVERNANCE_OPTIONS: KnownOptions<RedisGovernanceOptions> = { connection: true, prefix: true, leaseMs: true, pollMs: true, reconnectWindowMs: true };
 
 /** The client of the limits, with its scripts. */
 type LimitRedis = Redis & {
   kosongCapAcquire(key: string, holder: string, cap: number, leaseMs: number): Promise<[number, number]>;
   kosongCapRenew(key: string, leaseMs: number, ...holders: string[]): Promise<string[]>;
+  kosongStepAdmit(holders: string, requests: string, tokens: string, spend: string, ...args: (string | number)[]): Promise<[number, number | string]>;
 };
+
+/** A pacer of this store, with its window's key. */
+interface PacerOfStore {
+  readonly pacer: RatePacer;
+  readonly window: string;
+}
 
 /** rate-limiter-flexible's ioredis store, loaded when the first pacer is made (its index loads every store it has). */
 let redisLimiter: typeof RateLimiterRedis | undefined;
@@ -60,8 +75,11 @@ function redisLimiterClass(): typeof RateLimiterRedis {
  * (`new Kernel({ limits, ...governance.kernelOptions })`) and a tenant's limits hold across all of
  * them together.
  *
- * - `requestsPerMinute`, `tokensPerMinute`: one window per tenant and minute, counted in Redis by
- *   rate-limiter-flexible's `RateLimiterRedis` (one `consume` per admission);
+ * - a step is admitted against its step cap, its pacing and its budget in one script, all or
+ *   nothing ({@link RedisGovernance.admitStep}), and ends in the script that records its usage;
+ *   when something has no room, it is admitted limit by limit (queued, waiting) as below;
+ * - `requestsPerMinute`, `tokensPerMinute`: one window per tenant and minute, counted in Redis as
+ *   rate-limiter-flexible's `RateLimiterRedis` counts it (its `consume` when a step waits);
  * - `maxConcurrentSteps`, `maxConcurrentToolCalls`: a sorted set of holders per tenant, each place
  *   leased ({@link RedisGovernanceOptions.leaseMs}) and renewed by its worker, so that a worker
  *   killed while it held places gives them back when their leases run out; a tenant's waiters queue
@@ -84,6 +102,8 @@ export class RedisGovernance implements LimitStore {
   /** The gates holding places now (their leases are renewed). */
   readonly #holding = new Set<RedisCapGate>();
   readonly #renewal: ReturnType<typeof setInterval>;
+  /** The pacers made here, with their windows' keys. */
+  readonly #pacers = new WeakMap<Pacer, PacerOfStore>();
   readonly #worker = randomUUID().slice(0, 12);
   #holders = 0;
   #closed = false;
@@ -102,8 +122,10 @@ export class RedisGovernance implements LimitStore {
     const redis = createRedis(options.connection, { blocking: false, name: 'kosong-governance', ...window });
     redis.defineCommand('kosongCapAcquire', { numberOfKeys: 1, lua: CAP_ACQUIRE_SCRIPT });
     redis.defineCommand('kosongCapRenew', { numberOfKeys: 1, lua: CAP_RENEW_SCRIPT });
+    redis.defineCommand('kosongStepAdmit', { numberOfKeys: 4, lua: STEP_ADMIT_SCRIPT });
     this.#redis = redis as LimitRedis;
-    this.usageLedger = new RedisUsageLedger({ connection: options.connection, prefix, ...window });
+    // One client for the limits and the ledger: a step's record, with its give-backs, and the next admission go in order.
+    this.usageLedger = new RedisUsageLedger({ connection: options.connection, prefix, ...window }, redis);
     const leaseMs = this.#leaseMs;
     this.#host = {
       acquire: (key, holder, cap) => this.#redis.kosongCapAcquire(key, holder, cap, leaseMs),
@@ -129,7 +151,69 @@ export class RedisGovernance implements LimitStore {
   /** The pacer of a tenant's requests or tokens, on a `RateLimiterRedis` over one-minute windows. */
   pacer(tenant: string, kind: PaceKind, max: number): Pacer {
     const limiter = new (redisLimiterClass())({ storeClient: this.#redis, points: max, duration: PACE_WINDOW_SECONDS, keyPrefix: this.#keys.paceKeyPrefix });
-    return new RatePacer(max, this.#keys.paceKey(tenant, kind), typedErrors(limiter, `Tenant "${tenant}": cannot count its ${kind} per minute in Redis`));
+    const pacer = new RatePacer(max, this.#keys.paceKey(tenant, kind), typedErrors(limiter, `Tenant "${tenant}": cannot count its ${kind} per minute in Redis`));
+    this.#pacers.set(pacer, { pacer, window: this.#keys.paceWindow(tenant, kind) });
+    return pacer;
+  }
+
+  /**
+   * Admits a step against its step cap, its pacing and its budget in one script (one round trip),
+   * all or nothing; its end ({@link StepGrant.end}) rides on the step's record in the ledger
+   * (the same script call). Resolves `undefined` — and sends nothing — when it cannot ask so (a
+   * waiter of this process queued first, a budget kept in another ledger), and when something had
+   * no room (the kernel then admits the step limit by limit, queuing and waiting as usual).
+   * @throws {RedisUnavailableError} when Redis cannot be reached (or answers nothing) within its window.
+   */
+  async admitStep(ask: StepAsk): Promise<StepGrant | undefined> {
+    const { steps, requests, tokens, budget, tenant } = ask;
+    const gate = steps === undefined ? undefined : steps instanceof RedisCapGate && steps.free ? steps : null;
+    const requestPacer = requests === undefined ? undefined : (this.#pacers.get(requests) ?? null);
+    const tokenPacer = tokens === undefined ? undefined : (this.#pacers.get(tokens) ?? null);
+    if (gate === null || requestPacer === null || tokenPacer === null || requestPacer?.pacer.waiting || tokenPacer?.pacer.waiting) return undefined;
+    if (budget !== undefined && budget.ledger !== this.usageLedger) return undefined;
+    const holder = gate === undefined ? '' : this.#host.newHolder();
+    const tokenPoints = tokenPacer === undefined ? 0 : Math.min(Math.max(0, Math.ceil(ask.tokenPoints)), tokenPacer.pacer.max);
+    const keys = this.#keys;
+    const requestsWindow = requestPacer?.window ?? keys.paceWindow(tenant, 'requests');
+    const tokensWindow = tokenPacer?.window ?? keys.paceWindow(tenant, 'tokens');
+    const holders = gate?.key ?? keys.capHolders(tenant, 'steps');
+    let reply: [number, number | string];
+    try {
+      reply = await this.#redis.kosongStepAdmit(
+        holders,
+        requestsWindow,
+        tokensWindow,
+        keys.usageSpend(tenant),
+        holder,
+        gate === undefined ? '' : gate.cap === undefined ? NO_CAP : gate.cap,
+        this.#leaseMs,
+        requestPacer === undefined ? '' : requestPacer.pacer.max,
+        tokenPacer === undefined ? '' : tokenPacer.pacer.max,
+        tokenPoints,
+        budget === undefined ? '' : String(budget.usd),
+        budget === undefined ? 0 : Math.floor(budget.since / DAY_MS),
+        PACE_WINDOW_SECONDS,
+      );
+    } catch (error) {
+      throw asUnavailable(error, `Tenant "${tenant}": cannot admit its step in Redis`);
+    }
+    if (reply[0] !== 1) return undefined;
+    gate?.adopt(holder, Number(reply[1]));
+    let ended = false;
+    const settle = (tokenDelta: number, record: boolean): void => {
+      if (ended) return;
+      ended = true;
+      const held = gate?.detach();
+      const end = { tenant, holders, holder: held, tokens: tokensWindow, tokenDelta: tokenPacer === undefined ? 0 : Math.round(tokenDelta) };
+      if (record) {
+        this.usageLedger.endStep(end);
+      } else {
+        // Not made after all: the request and its tokens go back too (within their windows).
+        this.usageLedger.endStep({ ...end, tokenDelta: -tokenPoints });
+        if (requestPacer !== undefined) void requestPacer.pacer.refund(1).catch(() => undefined);
+      }
+    };
+    return { end: (tokenDelta) => settle(tokenDelta, true), withdraw: () => settle(0, false) };
   }
 
   /** Renews the leases of every place held here (one pipeline); places found gone are marked lost. */
@@ -149,7 +233,8 @@ export class RedisGovernance implements LimitStore {
     if (this.#closed) return;
     this.#closed = true;
     clearInterval(this.#renewal);
-    await Promise.all([closeRedis(this.#redis), this.usageLedger.close()]);
+    await this.usageLedger.close();
+    await closeRedis(this.#redis);
   }
 }
 

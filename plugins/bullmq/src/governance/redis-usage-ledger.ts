@@ -5,13 +5,13 @@
  * @module
  */
 import { randomUUID } from 'node:crypto';
-import { DAY_MS, checkQuery, queryDays, usageRows, type UsageBucket, type UsageLedger, type UsageQuery, type UsageRecord, type UsageRow } from '@kosong/core/kernel';
+import { DAY_MS, PACE_WINDOW_SECONDS, checkQuery, queryDays, usageRows, type UsageBucket, type UsageLedger, type UsageQuery, type UsageRecord, type UsageRow } from '@kosong/core/kernel';
 import type { Redis } from 'ioredis';
 import { asUnavailable, closeRedis, createRedis, type RedisConnection } from '../connection.js';
 import { DEFAULT_PREFIX } from '../keys.js';
 import { checkKnownOptions, type KnownOptions } from '../options.js';
 import { GovernanceKeys } from './governance-keys.js';
-import { USAGE_RECORD_SCRIPT } from './governance-scripts.js';
+import { STEP_END_SCRIPT } from './governance-scripts.js';
 
 /** Options of a {@link RedisUsageLedger}. */
 export interface RedisUsageLedgerOptions {
@@ -30,8 +30,22 @@ const LEDGER_OPTIONS: KnownOptions<RedisUsageLedgerOptions> = { connection: true
 
 /** The client of a ledger, with its script. */
 type LedgerRedis = Redis & {
-  kosongUsageRecord(bucket: string, index: string, spend: string, writers: string, ...args: (string | number)[]): Promise<number>;
+  kosongStepEnd(bucket: string, index: string, spend: string, writers: string, holders: string, tokens: string, ...args: (string | number)[]): Promise<number>;
 };
+
+/**
+ * What the end of a step admitted by `RedisGovernance` gives back: sent with the step's record
+ * (the next one of its tenant in the same tick), or alone right after. @internal
+ */
+export interface StepEnd {
+  readonly tenant: string;
+  /** The step cap's holders and the place to give back (`undefined`: none). */
+  readonly holders: string;
+  readonly holder: string | undefined;
+  /** The tokens window, and the tokens to count more there (negative: fewer; 0: none). */
+  readonly tokens: string;
+  readonly tokenDelta: number;
+}
 
 /** The fields of a bucket's hash. */
 const BUCKET_FIELDS = ['steps', 'inputOther', 'output', 'inputCacheRead', 'inputCacheCreation', 'knownCostUsd', 'unknownCostSteps'] as const;
@@ -43,7 +57,9 @@ const BUCKET_FIELDS = ['steps', 'inputOther', 'output', 'inputCacheRead', 'input
  * cost of those with a price and the count of those without; a hash per tenant holds its known
  * spend per day, which budgets read.
  *
- * - `record` is one script call (one round trip, all or nothing), resolved once Redis applied it:
+ * - `record` is one script call (one round trip, all or nothing), resolved once Redis applied it
+ *   (made by a `RedisGovernance`, it also carries the give-back of the step's place and its token
+ *   correction):
  *   a record whose promise resolved is in Redis (with AOF `appendfsync always`, also after Redis
  *   restarts). A record resent after a reconnection is applied once (each write is numbered per
  *   ledger object). A record that fails rejects with a `RedisUnavailableError` (the kernel reports
@@ -57,18 +73,61 @@ export class RedisUsageLedger implements UsageLedger {
   /** This ledger's id among writers, and the number of its last write. */
   readonly #writer = randomUUID();
   #writes = 0;
+  /** Whether the client is shared (a `RedisGovernance`'s, closed by it). */
+  readonly #shared: boolean;
+  /** Ends of steps waiting for their record (see {@link RedisUsageLedger.endStep}). */
+  #ends: StepEnd[] = [];
 
-  /** @throws TypeError for an option it does not know. */
-  constructor(options: RedisUsageLedgerOptions) {
+  /**
+   * @param client internal: the client of the `RedisGovernance` that makes this ledger (its
+   * admissions and the records go over one connection, in order); never closed here.
+   * @throws TypeError for an option it does not know.
+   */
+  constructor(options: RedisUsageLedgerOptions, client?: Redis) {
     checkKnownOptions('RedisUsageLedger', options, LEDGER_OPTIONS);
     this.#keys = new GovernanceKeys(options.prefix ?? DEFAULT_PREFIX);
-    const redis = createRedis(options.connection, {
-      blocking: false,
-      name: 'kosong-usage-ledger',
-      ...(options.reconnectWindowMs === undefined ? {} : { reconnectWindowMs: options.reconnectWindowMs }),
-    });
-    redis.defineCommand('kosongUsageRecord', { numberOfKeys: 4, lua: USAGE_RECORD_SCRIPT });
+    this.#shared = client !== undefined;
+    const redis =
+      client ??
+      createRedis(options.connection, {
+        blocking: false,
+        name: 'kosong-usage-ledger',
+        ...(options.reconnectWindowMs === undefined ? {} : { reconnectWindowMs: options.reconnectWindowMs }),
+      });
+    redis.defineCommand('kosongStepEnd', { numberOfKeys: 6, lua: STEP_END_SCRIPT });
     this.#redis = redis as LedgerRedis;
+  }
+
+  /**
+   * The end of a step admitted by `RedisGovernance` (its place, its token correction): carried by
+   * the next record of its tenant made in this tick — the kernel records a step right after it ends
+   * it — in the same script, or sent alone once the tick is over (a step without usage has no
+   * record). Never rejects: a place not given back ends with its lease, a correction lost leaves
+   * the window counting the estimate. @internal
+   */
+  endStep(end: StepEnd): void {
+    this.#ends.push(end);
+    if (this.#ends.length === 1) queueMicrotask(() => this.#sendEnds());
+  }
+
+  /** Sends the ends no record carried, each alone. */
+  #sendEnds(): void {
+    const ends = this.#ends;
+    if (ends.length === 0) return;
+    this.#ends = [];
+    const keys = this.#keys;
+    for (const end of ends) {
+      this.#redis
+        .kosongStepEnd(keys.usageIndex, keys.usageIndex, keys.usageIndex, keys.usageWriters, end.holders, end.tokens, '', this.#writer, ++this.#writes, 0, 0, 0, 0, '', 0, '0', '0', end.holder ?? '', end.tokenDelta, PACE_WINDOW_SECONDS)
+        .catch(() => undefined);
+    }
+  }
+
+  /** The end waiting for a record of `tenant`, taken out of the waiting ones (or `undefined`). */
+  #endOf(tenant: string | undefined): StepEnd | undefined {
+    if (tenant === undefined || this.#ends.length === 0) return undefined;
+    const at = this.#ends.findIndex((end) => end.tenant === tenant);
+    return at < 0 ? undefined : this.#ends.splice(at, 1)[0];
   }
 
   /** Records one step (see the class). Rejects with a `RedisUnavailableError` when Redis stays unreachable. */
@@ -78,12 +137,15 @@ export class RedisUsageLedger implements UsageLedger {
     const name = JSON.stringify([tenant ?? null, provider, model, day]);
     const keys = this.#keys;
     const write = ++this.#writes;
+    const end = this.#endOf(tenant);
     try {
-      await this.#redis.kosongUsageRecord(
+      await this.#redis.kosongStepEnd(
         keys.usageBucket(name),
         keys.usageIndex,
         keys.usageSpend(tenant ?? ''),
         keys.usageWriters,
+        end?.holders ?? keys.usageIndex,
+        end?.tokens ?? keys.usageIndex,
         name,
         this.#writer,
         write,
@@ -94,6 +156,10 @@ export class RedisUsageLedger implements UsageLedger {
         costUsd === undefined ? '' : String(costUsd),
         day,
         tenant === undefined ? '0' : '1',
+        '1',
+        end?.holder ?? '',
+        end?.tokenDelta ?? 0,
+        PACE_WINDOW_SECONDS,
       );
     } catch (error) {
       throw asUnavailable(error, `Usage of a step of ${tenant === undefined ? 'no tenant' : `tenant "${tenant}"`} not recorded`);
@@ -142,8 +208,9 @@ export class RedisUsageLedger implements UsageLedger {
     return total;
   }
 
-  /** Closes its Redis client. */
+  /** Closes its Redis client (not one it shares with the `RedisGovernance` that made it). */
   close(): Promise<void> {
-    return closeRedis(this.#redis);
+    this.#sendEnds();
+    return this.#shared ? Promise.resolve() : closeRedis(this.#redis);
   }
 }

@@ -112,39 +112,54 @@ describe('tenant limits and the usage ledger in Redis (RedisGovernance, real Red
     expect(await rejectionOf(ledger.query({ groupBy: ['week' as never] }))).to.be.instanceOf(TypeError);
   });
 
-  it('costs one Redis command per step for its usage record, and one per cap to take and give back a place', async () => {
+  it('costs one Redis command per step for its usage record, and one more for every limit the step has: a step cap, both pacing limits and a budget', async () => {
     const prefix = testPrefix();
     const { kernel } = await worker(prefix, new UsageProvider());
     kernel.tenants.define('free', {});
     kernel.tenants.define('capped', { limits: { maxConcurrentSteps: 16 } }); // room for all: no step waits (a waiter tries again)
+    kernel.tenants.define('limited', {
+      limits: { maxConcurrentSteps: 16, maxConcurrentToolCalls: 4, requestsPerMinute: 10_000, tokensPerMinute: 10_000_000, budget: { usd: 1_000, per: 'day' } },
+    });
     const admin = new Redis(server.url);
     closers.push(async () => admin.disconnect());
     const stepsIn = async (tenant: string): Promise<number> => {
       const name = JSON.stringify([tenant, 'usage', 'usage-model', Math.floor(Date.now() / 86_400_000)]);
       return Number((await admin.hget(`${prefix}:{usage}:b:${name}`, 'steps')) ?? 0);
     };
-    // The commands a client can send (commandstats also counts those a script runs: they are left out).
-    const clientCommands = new Set(['evalsha', 'eval', 'script', 'zrem', 'hgetall', 'smembers', 'hmget', 'get', 'set', 'incrby', 'pttl', 'multi', 'exec', 'ping']);
+    // The commands the workers' clients send, as MONITOR sees them (not those a script runs: source 'lua'; not this test's own).
+    const adminAddress = /addr=(\S+)/.exec(String(await admin.client('INFO')))![1]!;
+    const monitor = await admin.monitor();
+    closers.push(async () => monitor.disconnect());
+    let seen: Record<string, number> = {};
+    let flushed = false;
+    monitor.on('monitor', (_time: string, args: string[], source: string) => {
+      if (source === adminAddress) flushed ||= args[0] === 'ping';
+      else if (source !== 'lua') seen[args[0]!.toLowerCase()] = (seen[args[0]!.toLowerCase()] ?? 0) + 1;
+    });
     const commands = async (): Promise<Record<string, number>> => {
-      const stats: Record<string, number> = {};
-      for (const line of (await admin.info('commandstats')).split('\r\n')) {
-        const match = /^cmdstat_([^:]+):calls=(\d+)/.exec(line);
-        if (match && clientCommands.has(match[1]!)) stats[match[1]!] = Number(match[2]);
-      }
-      return stats;
+      flushed = false;
+      await admin.ping(); // the monitor has seen every command sent before this one once it shows this
+      await until(() => flushed, 2_000, 'the monitor');
+      return seen;
     };
     for (const [tenant, expected] of [
-      ['free', { evalsha: 100 }],
-      ['capped', { evalsha: 200, zrem: 100 }],
+      ['free', { evalsha: 100 }], // the record
+      ['capped', { evalsha: 200 }], // the admission; the record, which gives the place back
+      ['limited', { evalsha: 200 }], // the admission (place, request, tokens, budget); the record (place back, tokens corrected)
     ] as const) {
       await runSteps([kernel], 1, 1, () => tenant); // warm: scripts loaded, clients ready
       await until(async () => (await stepsIn(tenant)) === 1, 5_000, 'the first record');
-      await admin.config('RESETSTAT');
+      await commands(); // the monitor is done with the warm-up
+      seen = {};
       await runSteps([kernel], 100, 8, () => tenant);
       await until(async () => (await stepsIn(tenant)) === 101, 5_000, 'every record');
       await sleep(50); // the last places given back
       expect(await commands(), tenant).to.deep.equal(expected);
     }
+    // What the limited tenant's 101 steps left counted: no place held, 101 requests, their real tokens (12 each: the estimates corrected).
+    expect(await admin.zcard(`${prefix}:gov:cap:{limited}:steps`)).to.equal(0);
+    expect(await admin.get(`${prefix}:gov:pace:limited:requests`)).to.equal('101');
+    expect(await admin.get(`${prefix}:gov:pace:limited:tokens`)).to.equal(String(101 * 12));
   });
 
   it('holds a tenant to its caps across two workers; another tenant is not delayed by its queue', async () => {
