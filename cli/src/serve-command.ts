@@ -121,16 +121,27 @@ export function isLoopback(host: string): boolean {
 /**
  * Runs `kosong serve` until SIGINT or SIGTERM: reads the config and the keys, builds the kernel
  * (the chosen provider, the built-in tools of the working directory — bash only with approval,
- * unless `--allow-bash`), serves the chat and the page, prints the URL. A setup error exits 2.
+ * unless `--allow-bash`), serves the chat and the page, prints the URL. `--max-tokens`,
+ * `--temperature`, `--timeout` and `--tool-timeout` reach every turn; `--json` and `--session` are
+ * refused. A setup error exits 2.
  */
 export async function runServe(global: GlobalOptions, options: ServeCommandOptions): Promise<void> {
-  const [{ readFile }, { join }, { fail }, { chosenProvider }, cliOptions] = await Promise.all([
+  const [{ readFile }, { join }, { fail }, { chosenProvider }, cliOptions, { timeoutBudgets }] = await Promise.all([
     import('node:fs/promises'),
     import('node:path'),
     import('./setup-failure.js'),
     import('./provider-catalog.js'),
     import('./cli-options.js'),
+    import('./timeout-flags.js'),
   ]);
+  // What serve cannot honour is refused, never ignored: its output is a log, its chats are named by their requests.
+  const refused = (
+    [
+      ['json', '--json'],
+      ['session', '--session'],
+    ] as const
+  ).filter(([key]) => global[key] !== undefined).map(([, flag]) => flag);
+  if (refused.length > 0) fail(`kosong serve: ${refused.join(' and ')} ${refused.length === 1 ? 'is' : 'are'} not supported (each request names its chat)`);
   const readText = async (file: string, what: string): Promise<string> => {
     try {
       return await readFile(file, 'utf8');
@@ -201,6 +212,11 @@ export async function runServe(global: GlobalOptions, options: ServeCommandOptio
     sessions = server.directorySessions(folder);
     where = `chats in ${folder}`;
   }
+  const generation =
+    global.maxTokens === undefined && global.temperature === undefined
+      ? undefined
+      : { ...(global.maxTokens === undefined ? {} : { maxOutputTokens: global.maxTokens }), ...(global.temperature === undefined ? {} : { temperature: global.temperature }) };
+  const timeouts = timeoutBudgets(global);
   const auth = keys.length === 0 ? loopbackOnly(() => boundPort) : server.apiKeyAuth(keys);
   let boundPort = listenPort;
   const serverOptions = {
@@ -208,7 +224,13 @@ export async function runServe(global: GlobalOptions, options: ServeCommandOptio
     auth,
     sessions,
     ...(redis === undefined ? {} : { turns: server.redisTurns(redis) }),
-    agent: { provider: provider.name, systemPrompt: global.system ?? config.systemPrompt ?? cliOptions.defaultSystemPrompt(), maxSteps: config.maxSteps ?? global.maxSteps },
+    agent: {
+      provider: provider.name,
+      systemPrompt: global.system ?? config.systemPrompt ?? cliOptions.defaultSystemPrompt(),
+      maxSteps: config.maxSteps ?? global.maxSteps,
+      ...(generation === undefined ? {} : { generation }),
+      ...(timeouts === undefined ? {} : { timeouts }),
+    },
   };
   let app: FastifyInstance;
   let page = true;

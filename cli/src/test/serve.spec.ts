@@ -128,6 +128,17 @@ describe('kosong serve', function () {
     expect((await cli.waitForExit(20_000)).code).to.equal(0);
   });
 
+  it('--tool-timeout reaches the turns: a bash call that takes longer is stopped and comes back as an error result', async () => {
+    const { cli, url } = await serve(cwd, ['--provider', 'echo', '--allow-bash', '--tool-timeout', '300ms'], { KOSONG_HOME: home });
+    const script = ['tool_call: {"id": "s1", "name": "bash", "arguments": "{\\"command\\": \\"sleep 20\\"}"}', '---', 'text: after'].join('\n');
+    const chunks = sseData(await (await fetch(`${url}/api/chat`, { method: 'POST', body: chatBody('slow-tool', script) })).text()) as { type: string; errorText?: string }[];
+    const error = chunks.find((c) => c.type === 'tool-output-error');
+    expect(error, JSON.stringify(chunks)).to.not.equal(undefined);
+    expect(chunks.at(-2)).to.deep.include({ type: 'finish' });
+    cli.interrupt();
+    expect((await cli.waitForExit(20_000)).code).to.equal(0);
+  });
+
   it("--config: keys and a tenant's limits; the limit refuses the next turn with a 429 and Retry-After", async () => {
     const sha = createHash('sha256').update('sk-cfg').digest('hex');
     const config = join(home, 'serve.json');
@@ -161,5 +172,10 @@ describe('kosong serve', function () {
     expect(bad.stderr).to.include('unknown key "prot"');
     const badPort = await runCli(['serve', '--port', '70000'], cwd, { env: { KOSONG_HOME: home } });
     expect(badPort.code).to.equal(2);
+    for (const flags of [['--json'], ['--session', 'x.jsonl']]) {
+      const notHonoured = await runCli(['serve', '--port', '0', ...flags], cwd, { env: { KOSONG_HOME: home } });
+      expect(notHonoured.code, flags.join(' ')).to.equal(2);
+      expect(notHonoured.stderr).to.include(`${flags[0]} is not supported`);
+    }
   });
 });
