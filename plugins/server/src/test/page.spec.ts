@@ -74,8 +74,8 @@ function openGates(): void {
 }
 
 /** The local toolset, and `gate`: a call that waits until the test opens it (or its signal aborts it). */
-function gatedToolset(): Toolset {
-  const local = localToolset();
+function gatedToolset(log?: string[]): Toolset {
+  const local = localToolset(log);
   return {
     tools: [...local.tools, { name: 'gate', description: 'Waits until it is opened.', parameters: { type: 'object', properties: {} } }],
     handle(call, context) {
@@ -139,7 +139,7 @@ describe('@kosong/server: the web page in Chromium (useChat and the step timelin
     kernel = new Kernel();
     kernel.tenants.define('acme', { provider: new EchoChatProvider({ delayMs: DELAY_MS }), toolset: gatedToolset() });
     kernel.tenants.define('globex', { provider: new EchoChatProvider({ delayMs: DELAY_MS }), toolset: localToolset() });
-    kernel.tenants.define('initech', { provider: new EchoChatProvider({ delayMs: 20 }), toolset: requireApproval(localToolset(approverLog)) });
+    kernel.tenants.define('initech', { provider: new EchoChatProvider({ delayMs: 20 }), toolset: requireApproval(gatedToolset(approverLog), ['add', 'wait', 'fail']) });
     const auth = apiKeyAuth([
       { sha256: hashApiKey(KEYS.acme), tenant: 'acme' },
       { sha256: hashApiKey(KEYS.globex), tenant: 'globex' },
@@ -303,6 +303,7 @@ describe('@kosong/server: the web page in Chromium (useChat and the step timelin
   });
 
   it('asks for approval inline: Approve in the timeline runs the call and the turn goes on; Deny in the chat does not run it', async () => {
+    approverLog.length = 0;
     await openPage(APPROVER_KEY);
     await send(approvalScript('a1'));
     const waiting = page.locator('.timeline .row.tool[data-tool-call-id="a1"][data-state="approval-requested"]');
@@ -332,6 +333,31 @@ describe('@kosong/server: the web page in Chromium (useChat and the step timelin
     await page.locator('.status[data-status="ready"]').waitFor();
     expect(approverLog).to.deep.equal(['add']); // the denied call never ran
     expect(await page.locator('.timeline .row.tool[data-tool-call-id="d1"]').first().getAttribute('data-state')).to.equal('denied');
+  });
+
+  it('a reload during the continuation after an approval resumes it into the same assistant message', async () => {
+    await openPage(APPROVER_KEY);
+    const script = [
+      'tool_call: {"id": "r1", "name": "add", "arguments": "{\\"a\\": 2, \\"b\\": 2}"}',
+      '---',
+      'tool_call: {"id": "r2", "name": "gate", "arguments": "{}"}',
+      '---',
+      'text: All done.',
+    ].join('\n');
+    await send(script);
+    await page.locator('.timeline .row.tool[data-tool-call-id="r1"] button.approve').click();
+    await page.locator('.timeline .row.tool[data-tool-call-id="r2"][data-state="running"]').waitFor();
+    const resumed = page.waitForResponse((response) => /\/api\/chat\/[^/]+\/stream$/.test(response.url()) && response.status() === 200);
+    await page.reload();
+    await resumed;
+    await page.locator('.timeline .turn[data-origin="resume"] .row.tool[data-tool-call-id="r2"]').waitFor();
+    openGates();
+    await assistantSays('All done.');
+    await page.locator('.status[data-status="ready"]').waitFor();
+    expect(await page.locator('.message.assistant').count()).to.equal(1);
+    expect(await page.locator('.chat .tool-part[data-tool-call-id="r1"]').getAttribute('data-state')).to.equal('output-available');
+    expect(await page.locator('.chat .tool-part[data-tool-call-id="r2"]').getAttribute('data-state')).to.equal('output-available');
+    await screenshot('11-reload-after-approval');
   });
 
   it("cannot send anything to another origin: its Content-Security-Policy refuses the request before it leaves", async () => {
