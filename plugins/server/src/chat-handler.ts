@@ -20,7 +20,7 @@ import { jsonError, refusalOf } from './error-responses.js';
 import type { Authenticate } from './auth.js';
 import { ChatRequestError, parseChatRequest, type ChatApprovalRequest } from './chat-request.js';
 import { isValidChatId, memorySessions, type ChatSessions } from './sessions.js';
-import type { SharedTurns } from './shared-turns.js';
+import type { SharedTurns, SharedTurnWriter } from './shared-turns.js';
 import { TurnStream } from './turn-stream.js';
 import { SSE_DONE, sseFrame, UiChunkWriter } from './ui-chunks.js';
 
@@ -188,18 +188,35 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     const onClose = (): void => controller.abort(new Error(SHUTTING_DOWN));
     closing.signal.addEventListener('abort', onClose, { once: true });
     const stream = new TurnStream(maxTurnBufferBytes, maxReaderLagBytes);
-    const mirror = shared?.begin(tenant, chatId);
+    // The turn goes to the shared store only once it holds the chat (its first step began): a turn
+    // refused because another process runs the chat's turn must not touch that turn's stream.
+    let mirror: SharedTurnWriter | undefined;
+    let unmirrored: string[] | undefined = shared === undefined ? undefined : [];
     const write = (frame: string): void => {
       stream.write(frame);
-      if (stream.replayable) mirror?.write(frame);
-      else mirror?.drop();
+      if (!stream.replayable) {
+        mirror?.drop();
+        mirror = undefined;
+        unmirrored = undefined;
+      } else if (mirror !== undefined) mirror.write(frame);
+      else unmirrored?.push(frame);
     };
     const response = stream.reader();
     const writer = new UiChunkWriter((chunk) => write(sseFrame(chunk)), continuation, errorText);
     writer.start(continuation?.messageId ?? randomUUID());
     let committed = false;
-    let commit!: () => void;
-    const begun = new Promise<void>((resolve) => (commit = () => void ((committed = true), resolve())));
+    let resolveBegun!: () => void;
+    const begun = new Promise<void>((resolve) => (resolveBegun = resolve));
+    const commit = (): void => {
+      if (committed) return;
+      committed = true;
+      if (shared !== undefined && unmirrored !== undefined) {
+        mirror = shared.begin(tenant, chatId);
+        for (const frame of unmirrored) mirror.write(frame);
+      }
+      unmirrored = undefined;
+      resolveBegun();
+    };
     let refusal: Response | undefined;
     const onEvent = (event: AgentEvent): void => {
       if (event.type !== 'step_start') commit();
@@ -218,8 +235,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
         closing.signal.removeEventListener('abort', onClose);
         write(SSE_DONE);
         stream.end();
-        if (refusal === undefined) mirror?.end();
-        else mirror?.drop();
+        mirror?.end();
         const current = turns.get(key);
         if (current !== undefined && current !== RESERVED && current.stream === stream) turns.delete(key);
       }

@@ -106,14 +106,18 @@ describe('@kosong/server on Redis: two server processes, one Redis (sessions, re
     expect((await send(b.url, 'GET', '/api/chat/across/stream', KEYS.globex)).status).to.equal(204);
   });
 
-  it("the conversation is in Redis: B's turn goes on from what A's stored; a turn of the chat running on A is a 409 on B", async () => {
+  it("the conversation is in Redis: B's turn goes on from what A's stored; a turn of the chat running on A is a 409 on B, which leaves A's turn resumable", async () => {
     const first = await send(a.url, 'POST', '/api/chat', KEYS.acme, chatBody('shared', 'first'));
     const reader = first.body!.getReader();
-    await readEvents(reader, 3);
+    const head = await readEvents(reader, 3);
     const meanwhile = await send(b.url, 'POST', '/api/chat', KEYS.acme, chatBody('shared', 'meanwhile'));
     expect(meanwhile.status).to.equal(409);
     expect(((await meanwhile.json()) as { error: { code: string } }).error.code).to.equal('resume_conflict');
-    await readEvents(reader, Number.MAX_SAFE_INTEGER);
+    // The refused turn did not touch A's stream in Redis: a resume on B still reads it whole.
+    const resumed = await send(b.url, 'GET', '/api/chat/shared/stream', KEYS.acme);
+    expect(resumed.status).to.equal(200);
+    const [resumedText, rest] = await Promise.all([resumed.text(), readEvents(reader, Number.MAX_SAFE_INTEGER)]);
+    expect(resumedText).to.equal(head + rest);
     const second = await send(b.url, 'POST', '/api/chat', KEYS.acme, chatBody('shared', 'second'));
     expect(second.status).to.equal(200);
     await second.text();
