@@ -10,6 +10,7 @@ import {
   ElicitRequestSchema,
   ListRootsRequestSchema,
   LoggingMessageNotificationSchema,
+  McpError,
   ResourceUpdatedNotificationSchema,
   type ClientCapabilities,
   type ElicitRequest,
@@ -37,7 +38,8 @@ export interface McpElicitationRequest {
 
 /**
  * Answers an elicitation: `{ action: 'accept', content }`, `{ action: 'decline' }` or
- * `{ action: 'cancel' }`. The SDK checks accepted content against the requested schema.
+ * `{ action: 'cancel' }`. The SDK checks accepted content against the requested schema. A throw is
+ * reported to `onError` and the server gets an MCP error (-32603).
  */
 export type McpElicitationHandler = (request: McpElicitationRequest) => ElicitResult | Promise<ElicitResult>;
 
@@ -102,7 +104,13 @@ export function installClientFeatures(client: Client, features: McpClientFeature
   if (sampling) client.setRequestHandler(CreateMessageRequestSchema, (request, extra) => answerSampling(server, sampling, request.params, extra.signal));
   client.setRequestHandler(ElicitRequestSchema, async (request, extra): Promise<ElicitResult> => {
     if (!elicitation) return { action: 'decline' };
-    return elicitation({ server, params: request.params, signal: extra.signal });
+    try {
+      return await elicitation({ server, params: request.params, signal: extra.signal });
+    } catch (error) {
+      if (extra.signal.aborted) throw error;
+      features.onCallbackError('elicitation', error);
+      throw new McpError(-32603, `the client's elicitation handler failed: ${error instanceof Error ? error.message : String(error)}`);
+    }
   });
   client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
     const { level, logger, data } = notification.params;

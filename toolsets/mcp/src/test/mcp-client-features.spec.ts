@@ -1,0 +1,63 @@
+/**
+ * Client features against the test fixture server (the server-everything tests are in
+ * mcp-everything.spec.ts): list-changed notifications of resources, and an elicitation handler
+ * that fails.
+ */
+import { expect } from 'chai';
+import { textPart } from '@kosong/core';
+import { McpToolset, mcpResourceParts, type McpServerConfig, type McpToolsetOptions } from '../index.js';
+import { callTool, killLeftovers, startHttpFixture, stdioServer, waitFor, type HttpFixture } from './support.js';
+
+describe('McpToolset client features (fixture server)', function () {
+  this.timeout(20_000);
+  let http: HttpFixture;
+  const opened: McpToolset[] = [];
+
+  async function open(server: McpServerConfig, options: Omit<McpToolsetOptions, 'server'> = {}): Promise<McpToolset> {
+    const toolset = new McpToolset({ name: 'fixture', server, ...options });
+    opened.push(toolset);
+    await toolset.connect();
+    return toolset;
+  }
+
+  before(async () => {
+    http = await startHttpFixture();
+  });
+
+  afterEach(async () => {
+    await Promise.all(opened.splice(0).map((t) => t.close()));
+  });
+
+  after(async () => {
+    await http?.kill();
+    expect(killLeftovers(), 'fixture processes left alive').to.deep.equal([]);
+  });
+
+  for (const kind of ['stdio', 'http'] as const) {
+    const server = (): McpServerConfig => (kind === 'stdio' ? stdioServer() : http.config);
+
+    it(`over ${kind}: resources/list_changed reaches onListChanged; the next listing has the new resource`, async () => {
+      const lists: string[] = [];
+      const toolset = await open(server(), { onListChanged: (list) => lists.push(list) });
+      expect((await toolset.listResources()).map((r) => r.uri)).to.deep.equal(['fixture://notes']);
+      await callTool(toolset, 'add_resource', { name: 'fresh' });
+      await waitFor('the list_changed notification', () => lists.includes('resources'));
+      expect((await toolset.listResources()).map((r) => r.uri)).to.deep.equal(['fixture://notes', 'fixture://fresh']);
+      expect(mcpResourceParts(await toolset.readResource('fixture://fresh'))).to.deep.equal([textPart('[Resource fixture://fresh (text/plain)]\nfresh body')]);
+    });
+
+    it(`over ${kind}: an elicitation handler that throws: reported to onError, the server gets an error`, async () => {
+      const errors: Error[] = [];
+      const toolset = await open(server(), {
+        onError: (error) => errors.push(error),
+        elicitation: () => {
+          throw new Error('no terminal');
+        },
+      });
+      const { returnValue } = await callTool(toolset, 'ask_user');
+      expect(returnValue.isError).to.equal(true);
+      expect(JSON.stringify(returnValue)).to.contain("the client's elicitation handler failed: no terminal");
+      expect(errors.map((e) => e.message)).to.deep.equal(['MCP server "fixture": elicitation threw: no terminal']);
+    });
+  }
+});
