@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+
 import { checkKnownOptions, type KnownOptions } from '@kosong/core/kernel';
 import type { Redis } from 'ioredis';
 
@@ -22,6 +24,9 @@ const REDIS_TURNS_OPTIONS: KnownOptions<RedisTurnsOptions> = { prefix: true, tur
 /** How long an ended turn's stream stays, for the readers still following it. */
 const ENDED_TTL_MS = 60_000;
 
+/** Deletes KEYS[1] if it holds ARGV[1] (the live key of this turn, not of a turn begun since). */
+const DELETE_IF = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
+
 /** Why a resumed stream from Redis ended before the turn did. */
 export class SharedTurnLostError extends Error {
   override readonly name = 'SharedTurnLostError';
@@ -30,9 +35,9 @@ export class SharedTurnLostError extends Error {
 /**
  * Running turns shared through Redis, for several server processes behind one address:
  *
- * - each turn's frames go to a Redis stream (`<prefix>:{<tenant>/<chat>}:turn`, `XADD`, one
- *   entry per chunk, sent without waiting), with a TTL, beside a `…:live` key that the running
- *   process renews: a resume that reaches another process reads the stream from its first entry,
+ * - each turn's frames go to a Redis stream of its own (`<prefix>:{<tenant>/<chat>}:turn:<turn id>`,
+ *   `XADD`, one entry per chunk, sent without waiting), with a TTL; `…:turn-live` names the turn
+ *   running, renewed by its process: a resume that reaches another process reads its stream from the first entry,
  *   then follows it (`XREAD BLOCK`, on a connection of its own, `redis.duplicate()`) to the turn's
  *   end entry; one whose turn's process died (its `live` key expired) ends with an error;
  * - stops are published on `<prefix>:stop`: the process that runs the chat's turn aborts it.
@@ -68,19 +73,24 @@ class RedisTurns implements SharedTurns {
     this.#channel = `${prefix}:stop`;
   }
 
-  #keys(tenant: string, chatId: string): { readonly stream: string; readonly live: string } {
+  /** The live key of a chat (its value: the id of the turn running), and the stream of one of its turns. */
+  #keys(tenant: string, chatId: string): { readonly live: string; readonly stream: (turn: string) => string } {
     const name = chatKeyName(this.prefix, tenant, chatId);
-    return { stream: `${name}:turn`, live: `${name}:turn-live` };
+    return { live: `${name}:turn-live`, stream: (turn) => `${name}:turn:${turn}` };
   }
 
   begin(tenant: string, chatId: string): SharedTurnWriter {
-    const { stream, live } = this.#keys(tenant, chatId);
+    const keys = this.#keys(tenant, chatId);
+    const turn = randomUUID();
+    const stream = keys.stream(turn);
+    const { live } = keys;
     const redis = this.redis;
     let state: 'open' | 'ended' | 'dropped' = 'open';
     const ignore = (): undefined => undefined; // a lost mirror write: a resume elsewhere then ends short of the turn (with an error), never here
-    // A stream of an earlier turn of this chat goes first; commands on one connection run in order.
-    redis.multi().del(stream).set(live, '1', 'PX', this.liveTtlMs).exec().catch(ignore);
-    const heartbeat = setInterval(() => void redis.set(live, '1', 'PX', this.liveTtlMs).catch(ignore), Math.max(1, Math.floor(this.liveTtlMs / 3)));
+    // Each turn has a stream of its own (a slow reader of the chat's last turn never reads this one's);
+    // the live key names the turn running. Commands on one connection run in order.
+    redis.set(live, turn, 'PX', this.liveTtlMs).catch(ignore);
+    const heartbeat = setInterval(() => void redis.set(live, turn, 'PX', this.liveTtlMs).catch(ignore), Math.max(1, Math.floor(this.liveTtlMs / 3)));
     heartbeat.unref();
     return {
       write: (frame) => {
@@ -91,20 +101,25 @@ class RedisTurns implements SharedTurns {
         if (state !== 'open') return;
         state = 'ended';
         clearInterval(heartbeat);
-        redis.multi().xadd(stream, '*', 'end', '1').pexpire(stream, ENDED_TTL_MS).del(live).exec().catch(ignore);
+        redis.multi().xadd(stream, '*', 'end', '1').pexpire(stream, ENDED_TTL_MS).exec().catch(ignore);
+        redis.eval(DELETE_IF, 1, live, turn).catch(ignore);
       },
       drop: () => {
         if (state === 'dropped') return;
         state = 'dropped';
         clearInterval(heartbeat);
-        redis.del(stream, live).catch(ignore);
+        redis.del(stream).catch(ignore);
+        redis.eval(DELETE_IF, 1, live, turn).catch(ignore);
       },
     };
   }
 
   async resume(tenant: string, chatId: string): Promise<ReadableStream<Uint8Array> | undefined> {
-    const { stream, live } = this.#keys(tenant, chatId);
-    if (this.#closed || (await this.redis.exists(live)) === 0) return undefined;
+    const keys = this.#keys(tenant, chatId);
+    const { live } = keys;
+    const turn = this.#closed ? null : await this.redis.get(live);
+    if (turn === null) return undefined;
+    const stream = keys.stream(turn);
     const reader = this.redis.duplicate();
     this.#readers.add(reader);
     const done = (): void => {
@@ -128,7 +143,7 @@ class RedisTurns implements SharedTurns {
             }
             const entries = reply?.[0]?.[1] ?? [];
             if (entries.length === 0) {
-              if ((await this.redis.exists(live).catch(() => 0)) === 1) continue; // running, quiet
+              if ((await this.redis.get(live).catch(() => null)) === turn) continue; // running, quiet
               // Its live key is gone: the turn ended (its end entry came before) or its process died.
               const last = (await reader.xread('COUNT', 1, 'STREAMS', stream, lastId).catch(() => null)) as typeof reply;
               if ((last?.[0]?.[1] ?? []).length > 0) continue;
@@ -156,11 +171,12 @@ class RedisTurns implements SharedTurns {
 
   async stop(tenant: string, chatId: string): Promise<boolean> {
     const { live } = this.#keys(tenant, chatId);
-    if ((await this.redis.exists(live)) === 0) return false;
+    const turn = await this.redis.get(live);
+    if (turn === null) return false;
     await this.redis.publish(this.#channel, JSON.stringify([tenant, chatId]));
-    // The stop returns once the turn has ended (its live key gone), or after the live key's TTL.
+    // The stop returns once that turn has ended (its live key gone), or after the live key's TTL.
     const deadline = Date.now() + this.liveTtlMs;
-    while ((await this.redis.exists(live)) === 1 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    while ((await this.redis.get(live)) === turn && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
     return true;
   }
 
