@@ -141,7 +141,11 @@ export class McpConnection {
     try {
       await withChildSignal(signal, (child) => connection.#client.connect(connection.#transport, { timeout: timeoutMs, signal: child }));
       if (logLevel !== undefined && connection.capabilities.logging !== undefined) {
-        await withChildSignal(signal, (child) => connection.#client.setLoggingLevel(logLevel, { timeout: timeoutMs, signal: child }));
+        // A server that refuses the level still serves its tools: reported, not fatal.
+        await withChildSignal(signal, (child) => connection.#client.setLoggingLevel(logLevel, { timeout: timeoutMs, signal: child })).catch((error: unknown) => {
+          signal?.throwIfAborted();
+          events.onError(new Error(`logging/setLevel ${logLevel} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error }));
+        });
       }
       connection.#established = true;
       return connection;

@@ -1,12 +1,12 @@
 /**
  * Client features against the test fixture server (the server-everything tests are in
- * mcp-everything.spec.ts): list-changed notifications of resources, and an elicitation handler
- * that fails.
+ * mcp-everything.spec.ts): list-changed notifications of resources, an elicitation handler that
+ * fails, and a task-only tool run through the task API and cancelled.
  */
 import { expect } from 'chai';
 import { textPart } from '@kosong/core';
 import { McpToolset, mcpResourceParts, type McpServerConfig, type McpToolsetOptions } from '../index.js';
-import { callTool, killLeftovers, startHttpFixture, stdioServer, waitFor, type HttpFixture } from './support.js';
+import { callTool, FIXTURE, killLeftovers, startHttpFixture, stdioServer, textOf, waitFor, type HttpFixture } from './support.js';
 
 describe('McpToolset client features (fixture server)', function () {
   this.timeout(20_000);
@@ -60,4 +60,22 @@ describe('McpToolset client features (fixture server)', function () {
       expect(errors.map((e) => e.message)).to.deep.equal(['MCP server "fixture": elicitation threw: no terminal']);
     });
   }
+
+  it('a task-only tool runs through the task API; an abort settles the call at once and cancels the task (tasks/cancel)', async () => {
+    const toolset = await open({ ...stdioServer(), args: [FIXTURE, 'stdio', 'tasks'] });
+    expect(toolset.tools.map((t) => t.name)).to.include('slow_task');
+    expect(textOf((await callTool(toolset, 'slow_task', { ms: 50 })).returnValue)).to.equal('task waited 50 ms');
+
+    const controller = new AbortController();
+    const pending = callTool(toolset, 'slow_task', { ms: 60_000 }, controller.signal);
+    await waitFor('the second task', async () => JSON.parse(textOf((await callTool(toolset, 'task_statuses')).returnValue)).length === 2);
+    controller.abort(new Error('the user stopped'));
+    const { returnValue } = await pending;
+    expect(returnValue.message).to.match(/^Tool `slow_task` was cancelled/);
+    const statuses = await waitFor('the task to be cancelled', async () => {
+      const seen = JSON.parse(textOf((await callTool(toolset, 'task_statuses')).returnValue)) as string[];
+      return seen[1] === 'cancelled' && seen;
+    });
+    expect(statuses).to.deep.equal(['completed', 'cancelled']);
+  });
 });
