@@ -206,6 +206,36 @@ describe('@kosong/server on Redis: two server processes, one Redis (sessions, re
     expect((await send(b.url, 'GET', '/api/chat/killed/stream', KEYS.acme)).status).to.equal(204);
   });
 
+  it('redisSessions: a stale copy of a chat writes nothing (ResumeConflictError); a claim is one at a time and reads the chat again', async () => {
+    const sessions = redisSessions(redis, { prefix });
+    const one = await sessions.open('acme', 'stale');
+    const two = await sessions.open('acme', 'stale');
+    await one.append({ role: 'user', content: [textPart('first')] });
+    let error: unknown;
+    try {
+      await two.append({ role: 'user', content: [textPart('from a stale copy')] });
+    } catch (caught) {
+      error = caught;
+    }
+    expect((error as Error).name).to.equal('ResumeConflictError');
+    expect((await sessions.open('acme', 'stale')).history.map((m) => m.content)).to.deep.equal([[textPart('first')]]);
+    const release = await two.claim!();
+    expect(two.history).to.have.length(1); // read again by the claim
+    let second: unknown;
+    try {
+      await one.claim!();
+    } catch (caught) {
+      second = caught;
+    }
+    expect((second as Error).name).to.equal('ResumeConflictError');
+    await two.append({ role: 'assistant', content: [textPart('answer')] });
+    await release();
+    const releaseAgain = await one.claim!();
+    expect(one.history).to.have.length(2);
+    await releaseAgain();
+    await sessions.close();
+  });
+
   it('redisSessions and redisTurns refuse options they do not know (fail closed)', () => {
     expect(() => redisSessions(redis, { prefx: 'x' } as never)).to.throw(TypeError, /unknown option "prefx"/);
     expect(() => redisTurns(redis, { ttl: 1 } as never)).to.throw(TypeError, /unknown option "ttl"/);
