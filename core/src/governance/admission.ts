@@ -163,7 +163,7 @@ export class TenantGovernor {
     if (signal?.aborted) throw signal.reason;
     // A shared store that admits every limit at once: one round trip when all have room.
     const store = this.host.limitStore;
-    if (store?.admitStep !== undefined) {
+    if (store?.admitStep !== undefined && (this.#steps !== undefined || this.#requests !== undefined || this.#tokens !== undefined || limits.budget !== undefined)) {
       const admitted = await this.#admitAtOnce(store, request);
       if (admitted !== undefined) return admitted;
     }

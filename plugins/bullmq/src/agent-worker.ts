@@ -48,7 +48,8 @@ export interface AgentWorkerOptions {
   /**
    * How long this worker's commands (sessions, events, leases) wait for Redis to come back before
    * they fail (default 15 s): a turn in flight goes on once Redis is back within it, and fails with
-   * a `RedisUnavailableError` past it.
+   * a `RedisUnavailableError` past it. Also how long any one of them waits for an answer from a
+   * frozen Redis (connected, silent).
    */
   readonly reconnectWindowMs?: number;
   /**

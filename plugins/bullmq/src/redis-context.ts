@@ -53,7 +53,7 @@ export interface RedisContextOptions {
    * blocks it this long.
    */
   readonly claimTtlMs?: number;
-  /** How long commands wait for Redis to come back before they fail with a `RedisUnavailableError` (default 15 s; for a connection opened here). */
+  /** How long commands wait for Redis to come back, or a frozen one to answer, before they fail with a `RedisUnavailableError` (default 15 s; for a connection opened here). */
   readonly reconnectWindowMs?: number;
 }
 

@@ -44,7 +44,7 @@ export interface RemoteToolsetOptions {
   readonly resendCancelMs?: number;
   /** Prefix of every Redis key (default `kosong`). */
   readonly prefix?: string;
-  /** How long commands wait for Redis to come back before the call fails (default 15 s). */
+  /** How long commands wait for Redis to come back, or a frozen one to answer, before the call fails (default 15 s). */
   readonly reconnectWindowMs?: number;
 }
 

@@ -73,10 +73,11 @@ export interface TurnQueueOptions {
   readonly prefix?: string;
   /**
    * How long a turn's events may stay unreadable (Redis unreachable) before `events()` and
-   * `result()` fail with a {@link RedisUnavailableError} (default 10 s).
+   * `result()` fail with a {@link RedisUnavailableError} (default 10 s; a frozen Redis: this plus
+   * the 1 s a read blocks).
    */
   readonly unavailableAfterMs?: number;
-  /** How long `submit`, `resume` and `cancel` wait for Redis to come back before they fail with a {@link RedisUnavailableError} (default 15 s). */
+  /** How long `submit`, `resume` and `cancel` wait for Redis to come back, or a frozen one to answer, before they fail with a {@link RedisUnavailableError} (default 15 s). */
   readonly reconnectWindowMs?: number;
   /**
    * The secret `resume` signs its decisions with (HMAC-SHA256; at least 16 bytes), the same as the

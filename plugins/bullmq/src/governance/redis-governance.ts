@@ -33,8 +33,8 @@ export interface RedisGovernanceOptions {
    */
   readonly pollMs?: number;
   /**
-   * How long an admission, a record or a read waits for Redis to come back before it fails with a
-   * `RedisUnavailableError` (default 15 s, `DEFAULT_RECONNECT_WINDOW_MS`).
+   * How long an admission, a record or a read waits for Redis to come back — or a frozen Redis to
+   * answer — before it fails with a `RedisUnavailableError` (default 15 s, `DEFAULT_RECONNECT_WINDOW_MS`).
    */
   readonly reconnectWindowMs?: number;
 }

@@ -20,8 +20,9 @@ export interface RedisUsageLedgerOptions {
   /** Prefix of every Redis key (default `kosong`). */
   readonly prefix?: string;
   /**
-   * How long a record waits for Redis to come back before it fails (default 15 s, the package's
-   * `DEFAULT_RECONNECT_WINDOW_MS`): a record sent before Redis went away is applied once it is back.
+   * How long a record waits for Redis to come back, or a frozen Redis to answer, before it fails
+   * (default 15 s, the package's `DEFAULT_RECONNECT_WINDOW_MS`): a record sent before Redis went
+   * away is applied once it is back.
    */
   readonly reconnectWindowMs?: number;
 }

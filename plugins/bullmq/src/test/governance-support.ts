@@ -1,4 +1,4 @@
-import { Kernel, definePlugin, textPart, type ChatProvider, type GenerationOptions, type HookErrorReport, type KernelOptions, type Message, type StreamedMessage, type TokenUsage, type Tool } from '@kosong/core';
+import { Kernel, definePlugin, textPart, toolCall, type ChatProvider, type GenerationOptions, type HookErrorReport, type KernelOptions, type Message, type StreamedMessage, type TokenUsage, type Tool } from '@kosong/core';
 import { noGenerationOptions, type ProviderGenerateOptions } from '@kosong/core/provider-kit';
 
 /** The price of {@link UsageProvider}'s model in the kernels of these tests (US dollars per million tokens). */
@@ -6,7 +6,8 @@ export const USAGE_PRICES = { 'usage/usage-model': { input: 3, output: 15 } } as
 
 /**
  * A model whose steps report the usage given by `usageOf` (by its history's first text), after
- * `holdMs`; counts the requests running at once, and refuses nothing.
+ * `holdMs`, and make `calls` calls of a tool `work`; counts the requests running at once, and
+ * refuses nothing.
  */
 export class UsageProvider implements ChatProvider {
   readonly name = 'usage';
@@ -20,6 +21,7 @@ export class UsageProvider implements ChatProvider {
   constructor(
     private readonly usageOf: (tag: string) => TokenUsage = () => ({ inputOther: 10, output: 2, inputCacheRead: 0, inputCacheCreation: 0 }),
     private readonly holdMs = 0,
+    private readonly calls = 0,
   ) {}
 
   async generate(_systemPrompt: string, _tools: readonly Tool[], history: readonly Message[], options: ProviderGenerateOptions = {}): Promise<StreamedMessage> {
@@ -35,12 +37,14 @@ export class UsageProvider implements ChatProvider {
       this.active--;
     }
     const usage = this.usageOf(tag);
+    const calls = Array.from({ length: this.calls }, (_, i) => toolCall(`${tag}-c${i}`, 'work', '{}'));
     return {
       id: `usage-${tag}`,
       usage,
       finishReason: 'stop',
       async *[Symbol.asyncIterator]() {
         yield textPart(`ok ${tag}`);
+        yield* calls;
       },
     };
   }

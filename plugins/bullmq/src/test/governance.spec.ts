@@ -1,4 +1,4 @@
-import { TenantBudgetExceededError, TenantLimitError, type HookErrorReport, type Kernel, type TokenUsage } from '@kosong/core';
+import { TenantBudgetExceededError, TenantLimitError, toolOk, type HookErrorReport, type Kernel, type TokenUsage, type Toolset } from '@kosong/core';
 import type { UsageLedger } from '@kosong/core/kernel';
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
@@ -162,6 +162,49 @@ describe('tenant limits and the usage ledger in Redis (RedisGovernance, real Red
     expect(await admin.get(`${prefix}:gov:pace:limited:tokens`)).to.equal(String(101 * 12));
   });
 
+  it('costs one Redis command to take a place under maxConcurrentToolCalls, and one to give it back, per tool call', async () => {
+    const prefix = testPrefix();
+    const { kernel } = await worker(prefix, new UsageProvider(undefined, 0, 2));
+    let ran = 0;
+    const toolset: Toolset = {
+      tools: [{ name: 'work', description: 'Works.', parameters: { type: 'object', properties: {} } }],
+      handle: (call) => {
+        ran++;
+        return { toolCallId: call.id, returnValue: toolOk({ output: 'done' }) };
+      },
+    };
+    kernel.tenants.define('tools', { toolset, limits: { maxConcurrentToolCalls: 16 } }); // room for all 16 calls of 8 steps at once: none waits (a waiter tries again)
+    const admin = new Redis(server.url);
+    closers.push(async () => admin.disconnect());
+    const adminAddress = /addr=(\S+)/.exec(String(await admin.client('INFO')))![1]!;
+    const monitor = await admin.monitor();
+    closers.push(async () => monitor.disconnect());
+    let seen: Record<string, number> = {};
+    let flushed = false;
+    monitor.on('monitor', (_time: string, args: string[], source: string) => {
+      if (source === adminAddress) flushed ||= args[0] === 'ping';
+      else if (source !== 'lua') seen[args[0]!.toLowerCase()] = (seen[args[0]!.toLowerCase()] ?? 0) + 1;
+    });
+    const name = JSON.stringify(['tools', 'usage', 'usage-model', Math.floor(Date.now() / 86_400_000)]);
+    /** Once `steps` are recorded and every place is back, the commands seen since the last call. */
+    const settled = async (steps: number): Promise<Record<string, number>> => {
+      await until(async () => Number(await admin.hget(`${prefix}:{usage}:b:${name}`, 'steps')) === steps, 5_000, 'every record');
+      await until(async () => (await admin.zcard(`${prefix}:gov:cap:{tools}:toolCalls`)) === 0, 5_000, 'every place given back');
+      flushed = false;
+      await admin.ping();
+      await until(() => flushed, 2_000, 'the monitor');
+      const sent = seen;
+      seen = {};
+      return sent;
+    };
+    await runSteps([kernel], 1, 1, () => 'tools'); // warm: scripts loaded
+    await settled(1);
+    await runSteps([kernel], 50, 8, () => 'tools');
+    // 50 records; per call (2 a step), one script to take its place and one ZREM to give it back.
+    expect(await settled(51)).to.deep.equal({ evalsha: 150, zrem: 100 });
+    expect(ran).to.equal(102);
+  });
+
   it('holds a tenant to its caps across two workers; another tenant is not delayed by its queue', async () => {
     const prefix = testPrefix();
     const provider = new UsageProvider(undefined, 150);
@@ -310,6 +353,31 @@ describe('Redis down at admission (RedisGovernance, real Redis stopped)', functi
       expect(provider.requests).to.equal(2);
     });
   }
+
+  it('Redis frozen (SIGSTOP): the admission fails with a RedisUnavailableError within the window, never hangs; after SIGCONT steps are admitted again', async () => {
+    const server = await RedisServer.start();
+    closers.push(() => server.stop());
+    const governance = new RedisGovernance({ connection: server.url, prefix: testPrefix(), reconnectWindowMs: 1_000 });
+    closers.push(() => governance.close());
+    const provider = new UsageProvider();
+    const kernel = await governedKernel(provider, governance.kernelOptions);
+    closers.push(() => kernel.dispose());
+    kernel.tenants.define('acme', { limits: { maxConcurrentSteps: 2, requestsPerMinute: 100, budget: { usd: 5, per: 'day' } } });
+    await runSteps([kernel], 2, 1, () => 'acme');
+    server.pause();
+    try {
+      const started = Date.now();
+      const error = await rejectionOf(runSteps([kernel], 1, 1, () => 'acme'));
+      expect(RedisUnavailableError.isInstance(error), String(error)).to.equal(true);
+      expect((error as Error).message).to.match(/Tenant "acme".*Command timed out/);
+      expect(Date.now() - started, 'bounded by the window (1 s), not by the freeze').to.be.below(4_000);
+      expect(provider.requests).to.equal(2);
+    } finally {
+      server.resume();
+    }
+    await runSteps([kernel], 2, 1, () => 'acme');
+    expect(provider.requests).to.equal(4);
+  });
 
   it("a step whose record cannot be written still ends; the ledger's RedisUnavailableError goes to the HookErrorSink", async () => {
     const server = await RedisServer.start();
