@@ -157,6 +157,8 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
   const turns = new Map<string, RunningTurn | typeof RESERVED>();
   const agents = new WeakMap<AgentContext, Agent>();
   const running = new Set<Promise<void>>();
+  /** The signals of the turns running, which `close()` aborts. */
+  const controllers = new Set<AbortController>();
   const closing = new AbortController();
 
   const agentOf = (tenant: string, context: AgentContext): Agent => {
@@ -185,8 +187,8 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
   const startTurn = async (tenant: string, chatId: string, start: TurnStart, continuation?: { readonly messageId: string; readonly denied: readonly string[] }): Promise<Response> => {
     const key = chatKey(tenant, chatId);
     const controller = new AbortController();
-    const onClose = (): void => controller.abort(new Error(SHUTTING_DOWN));
-    closing.signal.addEventListener('abort', onClose, { once: true });
+    controllers.add(controller); // aborted by close(): no listener per turn on one shared signal
+    if (closing.signal.aborted) controller.abort(new Error(SHUTTING_DOWN)); // close() began while this request was read
     const stream = new TurnStream(maxTurnBufferBytes, maxReaderLagBytes);
     // The turn goes to the shared store only once it holds the chat (its first step began): a turn
     // refused because another process runs the chat's turn must not touch that turn's stream.
@@ -232,7 +234,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
         if (refusal === undefined && controller.signal.aborted) writer.abort(abortReason(controller.signal));
         else writer.error(errorText(error));
       } finally {
-        closing.signal.removeEventListener('abort', onClose);
+        controllers.delete(controller);
         write(SSE_DONE);
         stream.end();
         mirror?.end();
@@ -359,6 +361,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     idle,
     async close(): Promise<void> {
       closing.abort(new Error('The chat handler was closed'));
+      for (const controller of controllers) controller.abort(new Error(SHUTTING_DOWN));
       await idle();
       await sessions.close();
       await shared?.close();

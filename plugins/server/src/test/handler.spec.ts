@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 
-import { Kernel } from '@kosong/core';
+import { Kernel, textPart } from '@kosong/core';
 import { EchoChatProvider, MockChatProvider } from '@kosong/provider-echo';
 
 import { apiKeyAuth, hashApiKey } from '../auth.js';
@@ -54,6 +54,23 @@ describe('@kosong/server: the framework-neutral handler (Request → Response, n
     for (const bad of [0, -1, 1.5, Number.NaN, '10']) {
       expect(() => createChatHandler({ kernel, auth, maxBodyBytes: bad as number })).to.throw(TypeError, /maxBodyBytes must be a positive integer/);
       expect(() => createChatHandler({ kernel, auth, maxTurnBufferBytes: bad as number })).to.throw(TypeError, /maxTurnBufferBytes must be a positive integer/);
+    }
+  });
+
+  it('many turns at once add no listener per turn to a shared signal (no MaxListenersExceededWarning)', async () => {
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(warning);
+    process.on('warning', onWarning);
+    try {
+      kernel.tenants.define('many', { provider: new MockChatProvider([textPart('a'), textPart('b')], { delayMs: 20 }) });
+      const many = createChatHandler({ kernel, auth: () => 'many' });
+      const responses = await Promise.all(Array.from({ length: 30 }, (_, i) => many(new Request('http://localhost/api/chat', { method: 'POST', body: chatBody(`m${i}`, 'go') }))));
+      await Promise.all(responses.map((response) => response.text()));
+      await many.close();
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).to.deep.equal([]);
+    } finally {
+      process.off('warning', onWarning);
     }
   });
 
