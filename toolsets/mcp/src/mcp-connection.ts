@@ -50,6 +50,8 @@ export interface McpConnectionEvents {
   readonly onLost: (connection: McpConnection, reason: Error) => void;
   /** A transport or protocol error the connection survived (or not: see `onLost`). */
   readonly onError: (error: Error) => void;
+  /** A request the connection made of its own accord failed, and it goes on (e.g. `logging/setLevel`). */
+  readonly onRequestFailed?: (message: string, cause: unknown) => void;
   /** The server said its resource list or its prompt list changed. */
   readonly onListChanged?: (list: 'resources' | 'prompts') => void;
 }
@@ -144,7 +146,7 @@ export class McpConnection {
         // A server that refuses the level still serves its tools: reported, not fatal.
         await withChildSignal(signal, (child) => connection.#client.setLoggingLevel(logLevel, { timeout: timeoutMs, signal: child })).catch((error: unknown) => {
           signal?.throwIfAborted();
-          events.onError(new Error(`logging/setLevel ${logLevel} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error }));
+          events.onRequestFailed?.(`logging/setLevel ${logLevel} failed: ${error instanceof Error ? error.message : String(error)}`, error);
         });
       }
       connection.#established = true;

@@ -239,6 +239,7 @@ export class McpToolset implements Toolset {
       onToolListChanged: (connection) => this.#scheduleRefresh(connection),
       onLost: (_connection, reason) => this.#report(`lost the connection: ${reason.message}`, reason),
       onError: (error) => this.#report(`transport error: ${error.message}`, error),
+      onRequestFailed: (message, cause) => this.#report(message, cause),
       onListChanged: (list) => deliver(this.#features, 'onListChanged', () => options.onListChanged?.(list)),
     };
     this.#roots = freezeRoots(options.roots ?? []);

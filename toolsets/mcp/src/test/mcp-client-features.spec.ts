@@ -78,4 +78,11 @@ describe('McpToolset client features (fixture server)', function () {
     });
     expect(statuses).to.deep.equal(['completed', 'cancelled']);
   });
+
+  it('a server that refuses logging/setLevel still serves its tools; the refusal goes to onError', async () => {
+    const errors: Error[] = [];
+    const toolset = await open({ ...stdioServer(), args: [FIXTURE, 'stdio', 'bad-logging'] }, { logLevel: 'info', onError: (error) => errors.push(error) });
+    expect(textOf((await callTool(toolset, 'echo', { text: 'fine' })).returnValue)).to.equal('fine');
+    expect(errors.map((e) => e.message)).to.deep.equal(['MCP server "fixture": logging/setLevel info failed: MCP error -32602: MCP error -32602: no levels here']);
+  });
 });
