@@ -12,7 +12,8 @@ interface Cursor {
 /**
  * The chunks of one turn, as SSE frames, for the response that started it and for every reader that
  * resumes it (each reads from the first chunk on). Readers pull (a `ReadableStream` with no queue of
- * its own): a slow reader holds back nothing but its own position in the buffer.
+ * its own), each pull taking every frame written since the last: a slow reader holds back nothing
+ * but its own position in the buffer.
  *
  * Bounded twice, so that it holds at most about `max(maxBytes, maxLagBytes)`:
  *
@@ -100,8 +101,10 @@ export class TurnStream {
             if (!this.cursors.has(cursor)) return; // detached
             const index = cursor.position - this.base;
             if (index < this.frames.length) {
-              controller.enqueue(encoder.encode(this.frames[index]));
-              cursor.position++;
+              // Every frame waiting for this reader at once: one chunk, so one write to its socket.
+              const waiting = this.frames.length - index;
+              controller.enqueue(encoder.encode(waiting === 1 ? this.frames[index] : this.frames.slice(index).join('')));
+              cursor.position += waiting;
               this.trimIfDone();
               return;
             }
