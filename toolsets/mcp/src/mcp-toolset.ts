@@ -185,6 +185,13 @@ interface OfferedTool {
  * - {@link McpToolset.replayPolicy} answers each tool's replay policy: the server's annotations
  *   (`readOnlyHint`, `idempotentHint`), or the user's `replay` option.
  * - {@link McpToolset.close} ends the process or session; it is final and idempotent.
+ * - The client side of MCP (spec revision 2025-11-25, the SDK's `LATEST_PROTOCOL_VERSION`): roots
+ *   (`roots`, {@link McpToolset.setRoots}), sampling through a `ChatProvider` after an approval
+ *   (`sampling`), form elicitation (`elicitation`; declined without it), progress and log
+ *   notifications (`onProgress`, `onLog`), and the resources and prompts API
+ *   ({@link McpToolset.readResource}, {@link McpToolset.getPrompt}, {@link McpToolset.complete}, …).
+ * - A tool that must run as a task (`execution.taskSupport: 'required'`) runs through the SDK's task
+ *   API, or is not offered when the server does not announce task-based calls (told to `onDebug`).
  *
  * @example
  * const fs = await McpToolset.connect({
