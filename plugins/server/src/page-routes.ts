@@ -41,8 +41,10 @@ export function createSavedChatHandler(options: SavedChatOptions): RouteHandler 
       const tenant = await options.auth(request);
       if (typeof tenant !== 'string' || tenant === '') return jsonError(401, 'unauthorized', 'A valid API key is required (Authorization: Bearer <key>)', { 'www-authenticate': 'Bearer' });
       if (!isValidChatId(chatId)) return jsonError(400, 'bad_chat_id', 'The chat id must be 1 to 128 letters, digits, "_", "-" or "." (not first)');
-      const context = await options.sessions.open(tenant, chatId);
-      const body = JSON.stringify({ id: chatId, messages: savedChatMessages(chatId, context.history, context.pendingStep) });
+      // a chat that does not exist is read as empty without being made (guessed ids cost nothing)
+      const { sessions } = options;
+      const context = sessions.peek === undefined ? await sessions.open(tenant, chatId) : await sessions.peek(tenant, chatId);
+      const body = JSON.stringify({ id: chatId, messages: context === undefined ? [] : savedChatMessages(chatId, context.history, context.pendingStep) });
       return new Response(body, { status: 200, headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' } });
     } catch (error) {
       try {

@@ -14,6 +14,12 @@ export interface ChatSessions {
    * long as the sessions are open. `chatId` has passed {@link isValidChatId}.
    */
   open(tenant: string, chatId: string): Promise<AgentContext>;
+  /**
+   * The conversation of chat `chatId` of `tenant` if it exists (was opened, or is stored), else
+   * `undefined`, creating nothing: what a read of a saved chat uses, so that guessing ids costs the
+   * server nothing. Optional: without it, a read opens the chat.
+   */
+  peek?(tenant: string, chatId: string): Promise<AgentContext | undefined>;
   /** Closes every context opened (releasing their session files' locks). */
   close(): Promise<void>;
 }
@@ -44,6 +50,12 @@ abstract class CachedSessions implements ChatSessions {
     return opening;
   }
 
+  async peek(tenant: string, chatId: string): Promise<AgentContext | undefined> {
+    if (this.contexts.has(`${tenant}\u0000${chatId}`)) return this.open(tenant, chatId);
+    if (this.closed || !isValidChatId(chatId) || !(await this.stored(tenant, chatId))) return undefined;
+    return this.open(tenant, chatId);
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     const opened = [...this.contexts.values()];
@@ -52,11 +64,19 @@ abstract class CachedSessions implements ChatSessions {
   }
 
   protected abstract create(tenant: string, chatId: string): Promise<LinearContext>;
+
+  /** Whether the chat is stored though not open now. */
+  protected abstract stored(tenant: string, chatId: string): Promise<boolean>;
 }
 
 class MemorySessions extends CachedSessions {
   protected create(): Promise<LinearContext> {
     return Promise.resolve(new LinearContext());
+  }
+
+  /** A chat in memory exists only while it is open. */
+  protected stored(): Promise<boolean> {
+    return Promise.resolve(false);
   }
 }
 
@@ -77,6 +97,16 @@ class DirectorySessions extends CachedSessions {
     const context = new LinearContext(join(folder, `${chatId}.jsonl`));
     await context.restore(); // refuses a session file that is a symbolic link, has other hard links or another owner
     return context;
+  }
+
+  /** Whether its session file is there (a name in the folder, whatever it is: opening it refuses what is no plain file). */
+  protected async stored(tenant: string, chatId: string): Promise<boolean> {
+    try {
+      await lstat(join(this.directory, tenantFolderName(tenant), `${chatId}.jsonl`));
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   private async makeRoot(): Promise<string> {

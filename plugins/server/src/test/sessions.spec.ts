@@ -5,7 +5,8 @@ import { join } from 'node:path';
 
 import { EchoChatProvider } from '@kosong/provider-echo';
 
-import { directorySessions, isValidChatId } from '../sessions.js';
+import { createSavedChatHandler } from '../page-routes.js';
+import { directorySessions, isValidChatId, memorySessions } from '../sessions.js';
 import { KEYS, chatBody, post, startServer, type TestServer } from './support.js';
 
 /** Every path under `dir`, relative, sorted. */
@@ -86,6 +87,38 @@ describe('@kosong/server: sessions in a folder of JSONL files', () => {
     expect(linked.status).to.equal(500);
     expect((errors[1] as { problem?: string }).problem).to.equal('unsafe-file');
     expect(await readFile(target, 'utf8')).to.equal('');
+  });
+
+  it('reading a saved chat that does not exist makes nothing: no file, no lock, no folder; one that exists is read', async () => {
+    const sessions = directorySessions(folder);
+    const read = createSavedChatHandler({ auth: () => 'acme', sessions });
+    try {
+      for (let i = 0; i < 50; i++) {
+        const response = await read(new Request(`http://127.0.0.1/api/chat/guess-${i}/messages`));
+        expect(response?.status).to.equal(200);
+        expect(await response!.json()).to.deep.equal({ id: `guess-${i}`, messages: [] });
+      }
+      expect(await tree(parent).catch(() => [])).to.deep.equal([], 'nothing made for 50 guessed ids');
+      const stored = await post(server, chatBody('chat-2', 'text: kept'));
+      await stored.text();
+      await server.close(); // its sessions release the chat's lock
+      const saved = await read(new Request('http://127.0.0.1/api/chat/chat-2/messages'));
+      expect(saved?.status).to.equal(200);
+      const { messages } = (await saved!.json()) as { messages: { role: string }[] };
+      expect(messages.map((m) => m.role)).to.deep.equal(['user', 'assistant']);
+    } finally {
+      await sessions.close();
+    }
+  });
+
+  it('memory sessions: peek gives an open chat and nothing for any other, making none', async () => {
+    const sessions = memorySessions();
+    expect(await sessions.peek!('acme', 'never')).to.equal(undefined);
+    const opened = await sessions.open('acme', 'chat');
+    expect(await sessions.peek!('acme', 'chat')).to.equal(opened);
+    expect(await sessions.peek!('globex', 'chat')).to.equal(undefined, "another tenant's chat of the same id is another chat");
+    expect(await sessions.peek!('acme', '../x')).to.equal(undefined);
+    await sessions.close();
   });
 
   it('isValidChatId takes what the AI SDK generates and nothing that could be a path', () => {
