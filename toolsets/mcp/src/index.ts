@@ -21,6 +21,8 @@ export {
 } from './mcp-toolset.js';
 export { McpConnectionError } from './mcp-connection-error.js';
 export { McpRequestError } from './mcp-request-error.js';
+export { McpAuthorizationError } from './mcp-authorization-error.js';
+export { McpOAuthTokenProvider, type McpOAuthTokenProviderOptions } from './mcp-oauth-token-provider.js';
 export { MCP_MAX_MESSAGE_BYTES, McpMessageTooLargeError } from './mcp-message-limit.js';
 export { replayFromAnnotations, type McpReplayOption } from './mcp-replay.js';
 export { mcpPlugin, type McpPlugin, type McpPluginOptions } from './mcp-plugin.js';

@@ -5,6 +5,7 @@
  */
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { limitedFetch, type McpMessageTooLargeError } from './mcp-message-limit.js';
 import { checkKnownOptions, type KnownOptions } from './options.js';
@@ -37,13 +38,22 @@ export interface McpHttpServerConfig {
   readonly url: string | URL;
   /** Headers sent with every request (e.g. `authorization`). */
   readonly headers?: Readonly<Record<string, string>>;
+  /**
+   * OAuth for this server, through the SDK's auth provider interface: the transport sends the
+   * provider's access token as a bearer token and, on a `401`, runs the SDK's `auth` flow with it
+   * (discovery, then a refresh or the provider's token request) and sends the request again.
+   * {@link McpOAuthTokenProvider} is a small in-memory one for a pre-registered client and token;
+   * the SDK's `ClientCredentialsProvider` (`@modelcontextprotocol/sdk/client/auth-extensions.js`)
+   * does client credentials. A server that still refuses is an {@link McpAuthorizationError}.
+   */
+  readonly authProvider?: OAuthClientProvider;
 }
 
 /** An MCP server: {@link McpStdioServerConfig} or {@link McpHttpServerConfig}. */
 export type McpServerConfig = McpStdioServerConfig | McpHttpServerConfig;
 
 const STDIO_OPTIONS: KnownOptions<McpStdioServerConfig> = { type: true, command: true, args: true, env: true, cwd: true, stderr: true };
-const HTTP_OPTIONS: KnownOptions<McpHttpServerConfig> = { type: true, url: true, headers: true };
+const HTTP_OPTIONS: KnownOptions<McpHttpServerConfig> = { type: true, url: true, headers: true, authProvider: true };
 
 /**
  * Checks a server's config when a toolset is made.
@@ -54,7 +64,13 @@ export function checkServerConfig(server: unknown): void {
   if (typeof server !== 'object' || server === null) throw new TypeError('McpToolset: server must be an object ({ type: \'stdio\', command } or { type: \'http\', url })');
   const { type } = server as { type?: unknown };
   if (type === 'stdio') checkKnownOptions('McpToolset: a stdio server', server, STDIO_OPTIONS);
-  else if (type === 'http') checkKnownOptions('McpToolset: an http server', server, HTTP_OPTIONS);
+  else if (type === 'http') {
+    checkKnownOptions('McpToolset: an http server', server, HTTP_OPTIONS);
+    const { authProvider } = server as { authProvider?: unknown };
+    if (authProvider !== undefined && (typeof authProvider !== 'object' || authProvider === null || typeof (authProvider as { tokens?: unknown }).tokens !== 'function')) {
+      throw new TypeError('McpToolset: an http server\'s authProvider must be an OAuthClientProvider (an object with tokens(), saveTokens(), …)');
+    }
+  }
   else throw new TypeError(`Unknown MCP server type: ${JSON.stringify(type)}`);
 }
 
@@ -79,6 +95,7 @@ export function createTransport(server: McpServerConfig, limit: McpMessageLimit)
       return new StreamableHTTPClientTransport(new URL(server.url), {
         fetch: limitedFetch(limit.maxBytes, limit.onTooLarge),
         ...(server.headers === undefined ? {} : { requestInit: { headers: { ...server.headers } } }),
+        ...(server.authProvider === undefined ? {} : { authProvider: server.authProvider }),
       });
     default:
       throw new TypeError(`Unknown MCP server type: ${JSON.stringify((server as { type?: unknown }).type)}`);

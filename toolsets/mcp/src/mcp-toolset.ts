@@ -36,6 +36,7 @@ import {
 } from './mcp-client-features.js';
 import { McpConnection, type McpConnectionEvents } from './mcp-connection.js';
 import { McpConnectionError } from './mcp-connection-error.js';
+import { isAuthorizationFailure, McpAuthorizationError } from './mcp-authorization-error.js';
 import { checkFeatureOptions } from './mcp-feature-options.js';
 import { MCP_MAX_MESSAGE_BYTES, McpMessageTooLargeError } from './mcp-message-limit.js';
 import { McpRequestError } from './mcp-request-error.js';
@@ -451,7 +452,9 @@ export class McpToolset implements Toolset {
     try {
       connection = await McpConnection.open(this.#options.server, this.#timeoutMs, this.#events, this.#features, this.#options.logLevel, this.#options.maxMessageBytes ?? MCP_MAX_MESSAGE_BYTES, closing);
     } catch (error) {
-      throw closing.aborted ? closing.reason : this.#error(`cannot connect: ${describeError(error)}`, error);
+      if (closing.aborted) throw closing.reason;
+      if (isAuthorizationFailure(error)) throw new McpAuthorizationError(this.name, `not authorized: ${describeError(error)}`, { cause: error });
+      throw this.#error(`cannot connect: ${describeError(error)}`, error);
     }
     try {
       const tools = await connection.listTools(closing);
