@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { ApprovalDecision, Message, RunnerOptions, StepOptions, TimeoutBudgets } from '@kosong/core';
+import type { ApprovalDecision, Message, RunnerOptions, StepOptions } from '@kosong/core';
 import { checkTimeoutBudgets } from '@kosong/core/runtime';
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -25,23 +25,20 @@ const TURN_JOB_NAME = 'turn';
  * Options of one queued turn, applied by the worker (plain JSON: they travel in the turn's job).
  * `systemPrompt` is `step()`'s (see `StepOptions`), the system prompt of each step of the turn
  * (default: the worker's); `provider` is a kernel runner's (see `RunnerOptions`), whose default is
- * the tenant's provider, else the worker kernel's default.
+ * the tenant's provider, else the worker kernel's default. `timeouts` are `step()`'s too, with
+ * `turnMs` as for `agent.run(input, { timeouts })`: `turnMs` bounds the turn's run on its worker
+ * (each attempt, after a recovery too), and the turn's budgets are merged over the worker's agent's,
+ * field by field. A budget that runs out fails the turn: `result()` rejects with a
+ * `TurnFailedError` whose `errorName` is `'TimeoutBudgetError'` and whose `cause` is that
+ * `TimeoutBudgetError` (its `budget`, `limitMs`); a tool call's budget gives the model an error
+ * result, and the turn goes on.
  */
-export interface TurnOptions extends Partial<Pick<StepOptions, 'systemPrompt'>>, Pick<RunnerOptions, 'provider'> {
+export interface TurnOptions extends Partial<Pick<StepOptions, 'systemPrompt' | 'timeouts'>>, Pick<RunnerOptions, 'provider'> {
   /**
    * Steps of the turn at most, counting those before a recovery (default: the worker's
    * `AgentWorkerOptions.maxSteps`); the agent's `maxSteps` for the steps left.
    */
   readonly maxSteps?: number;
-  /**
-   * The turn's timeout budgets (core's `TimeoutBudgets`, in ms): `turnMs` bounds the turn's run on
-   * its worker (each attempt, after a recovery too), `stepMs`, `idleMs` and `toolCallMs` each of
-   * its steps, as for `agent.run(input, { timeouts })` (merged over the worker's agent's, field by
-   * field). A budget that runs out fails the turn: `result()` rejects with a `TurnFailedError` whose
-   * `errorName` is `'TimeoutBudgetError'` and whose `cause` is that `TimeoutBudgetError` (its
-   * `budget`, `limitMs`); a tool call's budget gives the model an error result, and the turn goes on.
-   */
-  readonly timeouts?: TimeoutBudgets;
 }
 
 const TURN_OPTIONS: KnownOptions<TurnOptions> = { systemPrompt: true, maxSteps: true, provider: true, timeouts: true };

@@ -458,7 +458,8 @@ describe('@kosong/server: the web page in Chromium (useChat and the step timelin
 
     before(async () => {
       const Fastify = (await import('fastify')).default;
-      scripted = Fastify();
+      // the page keeps its connections open: closing must not wait for the browser to drop them
+      scripted = Fastify({ forceCloseConnections: true });
       registerPage(scripted);
       scripted.post('/api/chat', async (_request, reply) => {
         reply.header('content-type', 'text/event-stream').header('x-vercel-ai-ui-message-stream', 'v1');
