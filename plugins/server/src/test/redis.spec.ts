@@ -13,7 +13,7 @@ import { textPart } from '@kosong/core';
 import { redisSessions } from '../redis-sessions.js';
 import { redisTurns } from '../redis-turns.js';
 import { SLOW_PARTS, startRedisChatServer, type RedisChatServer } from './fixtures/redis-chat-server.js';
-import { TestRedis } from './redis-server.js';
+import { RedisServer } from '@kosong/bullmq/testing';
 import { KEYS, chatBody, expectKnownChunks, markerLines, sseData } from './support.js';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/redis-chat-server.js', import.meta.url));
@@ -57,7 +57,7 @@ async function readEvents(reader: ReadableStreamDefaultReader<Uint8Array>, count
 
 describe('@kosong/server on Redis: two server processes, one Redis (sessions, resumable turns, stops, approvals)', function () {
   this.timeout(30_000);
-  let redisServer: TestRedis;
+  let redisServer: RedisServer;
   let redis: Redis;
   let folder: string;
   let marker: string;
@@ -66,7 +66,7 @@ describe('@kosong/server on Redis: two server processes, one Redis (sessions, re
   let b: RedisChatServer;
 
   before(async () => {
-    redisServer = await TestRedis.start();
+    redisServer = await RedisServer.start();
     redis = new Redis(redisServer.url);
   });
   after(async () => {
