@@ -94,8 +94,11 @@ export function parseServeConfig(text: string, file: string): ServeConfig {
   expect('port', (v) => Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 65535, 'a port, 0 to 65535');
   expect('maxSteps', (v) => Number.isInteger(v) && (v as number) >= 1, 'a positive integer');
   for (const key of ['host', 'redis', 'apiKeyFile', 'sessionsDir', 'systemPrompt']) expect(key, isString, 'a non-empty string');
-  expect('keys', (v) => Array.isArray(v) && v.every((k) => typeof k === 'object' && k !== null && isString((k as { sha256?: unknown }).sha256) && isString((k as { tenant?: unknown }).tenant)), 'an array of { "sha256", "tenant" }');
-  expect('tenants', (v) => typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every((t) => typeof t === 'object' && t !== null && !Array.isArray(t)), 'an object of tenants ({ "<id>": { "limits": {…} } })');
+  /** An object of exactly these keys (`required` among them): a misspelt key is refused, never ignored. */
+  const isRecordOf = (v: unknown, keys: readonly string[], required: readonly string[]): boolean =>
+    typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).every((k) => keys.includes(k)) && required.every((k) => k in v);
+  expect('keys', (v) => Array.isArray(v) && v.every((k) => isRecordOf(k, ['sha256', 'tenant'], ['sha256', 'tenant']) && isString((k as { sha256?: unknown }).sha256) && isString((k as { tenant?: unknown }).tenant)), 'an array of { "sha256", "tenant" }');
+  expect('tenants', (v) => typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every((t) => isRecordOf(t, ['limits'], [])), 'an object of tenants ({ "<id>": { "limits": {…} } }, no other key)');
   return config as ServeConfig;
 }
 

@@ -170,6 +170,13 @@ describe('kosong serve', function () {
     const bad = await runCli(['serve', '--port', '0', '--config', config], cwd, { env: { KOSONG_HOME: home } });
     expect(bad.code).to.equal(2);
     expect(bad.stderr).to.include('unknown key "prot"');
+    // a misspelt key inside a tenant or a key entry is refused too, never ignored (a dropped "limits" would serve the tenant unlimited)
+    for (const inner of [{ tenants: { acme: { limts: { requestsPerMinute: 1 } } } }, { keys: [{ sha256: 'a'.repeat(64), tenant: 'acme', tenat: 'x' }] }]) {
+      writeFileSync(config, JSON.stringify(inner));
+      const misspelt = await runCli(['serve', '--port', '0', '--config', config], cwd, { env: { KOSONG_HOME: home } });
+      expect(misspelt.code, JSON.stringify(inner)).to.equal(2);
+      expect(misspelt.stderr).to.match(/(tenants|keys) must be/);
+    }
     const badPort = await runCli(['serve', '--port', '70000'], cwd, { env: { KOSONG_HOME: home } });
     expect(badPort.code).to.equal(2);
     for (const flags of [['--json'], ['--session', 'x.jsonl']]) {
