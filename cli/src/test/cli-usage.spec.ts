@@ -39,6 +39,19 @@ describe('kosong CLI: the usage file and `kosong usage`', function () {
     ws.remove();
   });
 
+  it('records given at once are written in their order (one write at a time on the descriptor)', async () => {
+    const path = join(home, 'ordered', 'usage.jsonl');
+    const ledger = new UsageFileLedger(path);
+    const at = Date.parse('2026-12-01T00:00:00Z');
+    for (let i = 0; i < 300; i++) {
+      void ledger.record({ tenant: undefined, provider: 'echo', model: 'echo', usage: { inputOther: i, output: 1, inputCacheRead: 0, inputCacheCreation: 0 }, costUsd: undefined, at });
+    }
+    await ledger.close();
+    const { records, warnings } = await readUsageFile(path);
+    expect(warnings).to.deep.equal([]);
+    expect(records.map((r) => r.usage.inputOther)).to.deep.equal(Array.from({ length: 300 }, (_, i) => i));
+  });
+
   it('records each step of a run, with the provider\'s usage; the file is made 0600 in a 0700 directory', async () => {
     const script = [
       'usage: {"input_other": 100, "output": 20, "input_cache_read": 7}',

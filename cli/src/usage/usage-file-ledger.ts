@@ -34,6 +34,8 @@ export class UsageFileLedger implements UsageLedger {
   /** The descriptor, opened at the first record, and whether the file ended in the middle of a line then. */
   #file: Promise<{ readonly handle: FileHandle; tornEnd: boolean }> | undefined;
   readonly #writing = new Set<Promise<void>>();
+  /** The last write: each waits for the one before it, so the lines are in the order of the records (writes in flight at once on one descriptor may land in any order). */
+  #last: Promise<void> = Promise.resolve();
   #closed = false;
 
   /** @param path the JSONL file (made, with its directory, at the first record). */
@@ -41,7 +43,9 @@ export class UsageFileLedger implements UsageLedger {
 
   record(record: UsageRecord): Promise<void> {
     if (this.#closed) return Promise.reject(new Error(`the usage ledger ${this.path} is closed`));
-    const write = this.#append(usageLine(record));
+    const line = usageLine(record);
+    const write = this.#last.then(() => this.#append(line), () => this.#append(line));
+    this.#last = write;
     this.#writing.add(write);
     const done = (): void => void this.#writing.delete(write);
     write.then(done, done);
