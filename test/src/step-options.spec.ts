@@ -26,6 +26,7 @@ import { MockChatProvider } from '@kosong/provider-echo';
 import { expect } from 'chai';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
+import { until } from './child-process.js';
 import { FakeToolset, deferred, recordingHooks, sleep } from './support.js';
 
 const base = { systemPrompt: 'You are a test.', history: [{ role: 'user' as const, content: [textPart('go')] }] };
@@ -162,7 +163,8 @@ describe('step options', () => {
             hooks: [...(options.hooks ?? []), recorder.entry],
             onPart: (part) => void (streamed += part.type === 'text' ? part.text : ''),
           });
-          await sleep(30);
+          // the step goes on while the callback is held: the tool settles, the text streams, the step ends (no fixed sleep: a loaded machine is slow)
+          await until(() => toolset.records[0]?.settledAt !== undefined && streamed === 'after' && recorder.events.some(([name]) => name === 'onStepEnd'), 'the tool settled and the step ended while the callback waits', 5_000);
           expect(toolset.records.map((r) => r.settledAt !== undefined)).to.deep.equal([true]);
           expect(streamed).to.equal('after');
           expect(recorder.events.map(([name]) => name)).to.include('onStepEnd').and.not.to.include('onCleanup');
