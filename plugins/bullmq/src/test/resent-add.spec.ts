@@ -110,16 +110,20 @@ describe('a tool job added twice (its add resent after a reconnection, real Redi
       });
       const fromId = Job.fromId.bind(Job);
       let removed = false;
+      let markRemoved!: () => void;
+      const removal = new Promise<void>((resolve) => (markRemoved = resolve));
       sinon.stub(Job, 'fromId').callsFake(async (queue: Parameters<typeof Job.fromId>[0], jobId: string) => {
         if (!removed) {
           removed = true;
           await (queue as Queue).remove(jobId); // the other worker's recovery removed the waiting job meanwhile
+          markRemoved();
         }
         return fromId(queue, jobId);
       });
       const paying = call('c1', 'pay');
       const outcome = remote.handle(paying, { signal: new AbortController().signal, toolCall: paying, stepId: 'step-1', index: 0, idempotencyKey: 'acme/s/turn-1/1/0' });
-      // A worker comes up only now: whatever is in the queue then runs.
+      // A worker comes up only once the job is gone (one up earlier could take the job first: CI saw it run): whatever is in the queue then runs.
+      await removal;
       const runs: string[] = [];
       const workerRedis = new Redis(server.url, { maxRetriesPerRequest: null });
       const worker = new Worker<ToolJobData, ToolJobOutcome>(
