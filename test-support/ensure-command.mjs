@@ -38,8 +38,11 @@ export function ensureCommand({ command, variable, why, packages, manual, pathHi
   const install = `apt-get update -qq && apt-get install -y -qq ${command}`;
   if (wanted === command && process.getuid?.() === 0 && process.platform === 'linux' && executable('apt-get')) {
     process.stdout.write(`npm test: ${command} is missing (${why}); installing Debian's: ${install}\n`);
-    const run = spawnSync('/bin/sh', ['-c', install], { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+    // dpkg's hundreds of lines are kept back unless the install fails: then its last lines say why.
+    const run = spawnSync('/bin/sh', ['-c', install], { stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 * 1024 * 1024, env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
     if (run.status !== 0 || executable(wanted) === undefined) {
+      const said = `${run.stdout ?? ''}${run.stderr ?? ''}`.trimEnd().split('\n').slice(-30).join('\n');
+      if (said !== '') process.stderr.write(`${said}\n`);
       process.stderr.write(`npm test: installing ${command} failed (${run.error?.message ?? `exit code ${run.status}`}); install it yourself, then run npm test again\n`);
       process.exit(1);
     }
