@@ -9,7 +9,7 @@ import { FencedError } from './errors.js';
 import { EventPublisher, definePublishCommand } from './event-publisher.js';
 import { DEFAULT_PREFIX, GlobalKeys, SessionKeys, TURN_QUEUE } from './keys.js';
 import { checkKnownOptions, type KnownOptions } from './options.js';
-import { OrphanToolJobs } from './orphan-tool-jobs.js';
+import { adoptOrphanOutcomes, OrphanToolJobs } from './orphan-tool-jobs.js';
 import { planTurn, queuedTurnResult } from './plan-turn.js';
 import { RedisContext } from './redis-context.js';
 import { SessionLease } from './session-lease.js';
@@ -343,8 +343,10 @@ export class AgentWorker {
     }
     publisher.publish({ type: 'turn_start', turnId: turn.turnId, worker: this.id, attempt });
     if (attempt > 1) {
-      await this.#orphans.cancel(keys, turn.turnId);
+      const outcomes = await this.#orphans.cancel(keys, turn.turnId);
       publisher.publish({ type: 'turn_resumed', fromStep: plan.stepOffset + 1, reason: 'the worker running the turn was lost' });
+      // A call whose tool finished after its worker was lost: its result is the call's, not "interrupted".
+      if (plan.kind !== 'end' && plan.kind !== 'refuse') await adoptOrphanOutcomes(context, outcomes);
     }
     if (plan.kind === 'end') return plan.result;
     if (plan.kind === 'refuse') throw plan.error;

@@ -91,6 +91,40 @@ describe('a turn taken over after its worker was SIGKILLed mid-call (real proces
     expect(textOf(history[2])).to.match(/Tool call was interrupted/);
   });
 
+  it("a 'never' tool that finished after its agent worker was lost: the takeover gives the model the tool's own result, and the tool ran once", async () => {
+    const prefix = testPrefix();
+    const file = join(dir, `${prefix}.log`);
+    // Agents and tools in separate processes: the tool worker lives on when the agent worker is lost.
+    procs.push(
+      ...(await Promise.all([
+        ...[1, 2].map(() => TestProcess.start(fixture('ledger-worker-main.js'), [server.url, prefix, String(LOCK_MS), file, 'agent'])),
+        TestProcess.start(fixture('ledger-worker-main.js'), [server.url, prefix, String(LOCK_MS), file, 'tools']),
+      ])),
+    );
+    const turns = new TurnQueue({ connection: server.url, prefix, unavailableAfterMs: 30_000 });
+    closers.push(() => turns.close());
+    const turn = await turns.submit({ tenant: 'acme', session: 'adopted', input: planInput({ label: 'adopted', steps: [[{ tool: 'mark', args: { mark: 'adopted-1', ms: 600 } }]] }) });
+    const events: TurnEvent[] = [];
+    const following = (async () => {
+      for await (const event of turn.events()) events.push(event);
+    })();
+    await until(() => markerCounts(file).get('adopted-1') === 1 && events.some((e) => e.type === 'turn_start'), 30_000, 'the tool to run');
+    const start = events.find((e) => e.type === 'turn_start');
+    const victim = procs.find((p) => start?.type === 'turn_start' && p.pid === pidOfWorker(start.worker))!;
+    // Frozen while its tool runs (600 ms more), so it never hears the outcome; killed once the turn went on elsewhere.
+    process.kill(victim.pid, 'SIGSTOP');
+    await until(() => events.some((e) => e.type === 'turn_resumed'), 30_000, 'the takeover');
+    await victim.kill();
+    const result = await turn.result();
+    await following;
+    expect(result).to.deep.include({ stopReason: 'no_tool_calls', steps: 2 });
+    await sleep(500); // nothing runs it late either
+    expect(markerCounts(file).get('adopted-1'), 'runs of the tool (its own marker lines)').to.equal(1);
+    const history = await storedHistory(prefix, 'adopted');
+    expect(history.map((m) => m.role)).to.deep.equal(['user', 'assistant', 'tool', 'assistant']);
+    expect(textOf(history[2]), "the tool's own result").to.include('marked adopted-1');
+  });
+
   it("a 'safe' tool runs again and the turn completes with its result", async () => {
     const prefix = testPrefix();
     const file = join(dir, `${prefix}.log`);
