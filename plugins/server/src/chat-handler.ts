@@ -12,8 +12,9 @@ import {
   type ApprovalDecision,
   type Kernel,
   type KernelAgentOptions,
+  type StepStartEvent,
 } from '@kosong/core';
-import { checkKnownOptions, type KnownOptions } from '@kosong/core/kernel';
+import { checkKnownOptions, UsagePricing, type KnownOptions } from '@kosong/core/kernel';
 
 import { approvalIdOf } from './approval-id.js';
 import { jsonError, refusalOf } from './error-responses.js';
@@ -160,6 +161,8 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
   /** The signals of the turns running, which `close()` aborts. */
   const controllers = new Set<AbortController>();
   const closing = new AbortController();
+  /** The kernel's prices (those of its usage ledger), for the cost of each step. */
+  const pricing = kernel.container.isBound(UsagePricing) ? kernel.container.get<UsagePricing>(UsagePricing) : undefined;
 
   const agentOf = (tenant: string, context: AgentContext): Agent => {
     let agent = agents.get(context);
@@ -184,7 +187,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
    * tenant's limits, the context claimed) or it ended: a turn refused before that gets a 409 or a
    * 429 instead of a stream.
    */
-  const startTurn = async (tenant: string, chatId: string, start: TurnStart, continuation?: { readonly messageId: string; readonly denied: readonly string[] }): Promise<Response> => {
+  const startTurn = async (tenant: string, chatId: string, context: AgentContext, start: TurnStart, continuation?: { readonly messageId: string; readonly denied: readonly string[] }): Promise<Response> => {
     const key = chatKey(tenant, chatId);
     const controller = new AbortController();
     controllers.add(controller); // aborted by close(): no listener per turn on one shared signal
@@ -204,7 +207,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
       else unmirrored?.push(frame);
     };
     const response = stream.reader();
-    const writer = new UiChunkWriter((chunk) => write(sseFrame(chunk)), continuation, errorText);
+    const writer = new UiChunkWriter((chunk) => write(sseFrame(chunk)), continuation, errorText, pricing);
     writer.start(continuation?.messageId ?? randomUUID());
     let committed = false;
     let resolveBegun!: () => void;
@@ -224,10 +227,14 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
       if (event.type !== 'step_start') commit();
       writer.event(event);
     };
+    const stepStarted = (event: StepStartEvent): void => {
+      commit();
+      writer.stepModel(event.provider, event.model);
+    };
     const done = (async () => {
       try {
-        const result = await start({ signal: controller.signal, onEvent, hooks: [{ name: 'kosong/server', hooks: { onStepStart: () => commit() } }] });
-        if (result.stopReason === 'approval_required') writer.approvalRequests(result.pendingApprovals ?? []);
+        const result = await start({ signal: controller.signal, onEvent, hooks: [{ name: 'kosong/server', hooks: { onStepStart: stepStarted } }] });
+        if (result.stopReason === 'approval_required') writer.approvalRequests(result.pendingApprovals ?? [], context.pendingStep?.usage);
         writer.finish(result);
       } catch (error) {
         refusal = committed ? undefined : refusalOf(error);
@@ -268,7 +275,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
       if (!response.approved) denied.push(call.toolCall.id);
     }
     const agent = agentOf(tenant, context);
-    return startTurn(tenant, chatId, (options) => agent.resume({ ...options, decisions }), { messageId: request.messageId, denied });
+    return startTurn(tenant, chatId, context, (options) => agent.resume({ ...options, decisions }), { messageId: request.messageId, denied });
   };
 
   const post = async (request: Request, tenant: string): Promise<Response> => {
@@ -302,7 +309,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
       if (pending !== undefined) return jsonError(409, 'approval_pending', new ApprovalPendingError(pendingApprovals(pending)).message.replace(/; resume it with .*$/, ': answer them first (addToolApprovalResponse)'));
       const agent = agentOf(tenant, context);
       const message = chatRequest.message;
-      return await startTurn(tenant, chatId, (options) => agent.run(message, options));
+      return await startTurn(tenant, chatId, context, (options) => agent.run(message, options));
     } finally {
       if (turns.get(key) === RESERVED) turns.delete(key);
     }

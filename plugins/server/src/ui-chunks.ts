@@ -1,25 +1,53 @@
 import { randomUUID } from 'node:crypto';
 
 import { inputTokens, totalTokens, type AgentEvent, type AgentTurnResult, type FinishReason, type PendingApproval, type TokenUsage, type ToolResult } from '@kosong/core';
+import { costOf, type UsagePricing } from '@kosong/core/kernel';
 
 import { approvalIdOf } from './approval-id.js';
 
-/** The message metadata of the `finish` chunk: the turn's usage and how it ended. */
+/** Token counts, as the message metadata carries them. */
+export interface UsageMetadata {
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+  readonly totalTokens: number;
+  /** Input tokens read from the provider's prompt cache (part of `inputTokens`). */
+  readonly cachedInputTokens: number;
+  /** Input tokens written to the provider's prompt cache (part of `inputTokens`). */
+  readonly cacheCreationInputTokens: number;
+}
+
+/** The message metadata of the `finish` chunk: the turn's usage, its cost, and how it ended. */
 export interface ChatMessageMetadata {
   /** Tokens of the whole turn (every step). */
-  readonly usage: {
-    readonly inputTokens: number;
-    readonly outputTokens: number;
-    readonly totalTokens: number;
-    /** Input tokens read from the provider's prompt cache (part of `inputTokens`). */
-    readonly cachedInputTokens: number;
-    /** Input tokens written to the provider's prompt cache (part of `inputTokens`). */
-    readonly cacheCreationInputTokens: number;
-  };
+  readonly usage: UsageMetadata;
+  /**
+   * What the turn cost, in US dollars: the sum of its steps' costs (see {@link StepMetadata.cost}).
+   * `null` when it is not known: a step's model has no price, a step reported no usage, or the
+   * response is a continuation after an approval (the turn's earlier steps were priced in the
+   * stream that ran them).
+   */
+  readonly cost: number | null;
   /** Why the turn ended (`AgentStopReason` of `@kosong/core`). */
   readonly stopReason: AgentTurnResult['stopReason'];
   /** How many steps the turn ran. */
   readonly steps: number;
+}
+
+/**
+ * One step's usage and cost: the message metadata `{ step: StepMetadata }` of the
+ * `message-metadata` chunk sent after the step's `finish-step` (merged into the message's metadata,
+ * so `metadata.step` is the last step's).
+ */
+export interface StepMetadata {
+  /** The step's tokens. */
+  readonly usage: UsageMetadata;
+  /**
+   * What the step cost, in US dollars, priced as the kernel's usage ledger prices it (the kernel's
+   * `prices`, then the model catalog); `null` when its model has no price: unknown, never 0.
+   */
+  readonly cost: number | null;
+  /** The step's model, as `<provider>/<model>` (the `ChatProvider`'s `name` and `modelName`). */
+  readonly model: string | null;
 }
 
 /** The finish reasons of the AI SDK's UI message stream. */
@@ -75,7 +103,7 @@ export const SSE_DONE = 'data: [DONE]\n\n';
 /**
  * Turns the events of one agent turn into UI message chunks, in order: `start`, then per step
  * `start-step`, its text, reasoning and tool parts, `finish-step` and a `message-metadata` chunk
- * with the step's usage (`{ step: { usage } }`); a failed attempt that is tried again, a transient
+ * with the step's usage and cost (`{ step: StepMetadata }`); a failed attempt that is tried again, a transient
  * `data-kosong-retry` chunk; then `tool-approval-request`s (a turn that waits), and `finish` (or
  * `error`, or `abort`). A part is closed (`text-end`, `reasoning-end`) when another kind of part follows it,
  * when its step ends, and when the turn ends.
@@ -90,25 +118,40 @@ export class UiChunkWriter {
   private readonly denied: Set<string>;
   /** A continuation's first step is the pending step, whose `start-step` the client already has. */
   private continuedStep: boolean;
+  /** The provider and model of the step running (its latest attempt), from {@link UiChunkWriter.stepModel}. */
+  private model: { readonly provider: string; readonly model: string } | undefined;
+  /** What the turn's steps cost so far; `null`: not known. */
+  private turnCost: number | null;
 
   /**
    * @param send where the chunks go, in order.
    * @param continuation a turn that goes on with a step that waited for approval (the client's
    *   assistant message continues): its first step sends no `start-step`/`finish-step`, and the
    *   calls in `denied` get `tool-output-denied`.
+   * @param pricing the kernel's prices (its `UsagePricing`): each step's cost; without it, every cost is `null`.
    */
   constructor(
     private readonly send: (chunk: UiMessageChunk) => void,
     continuation?: { readonly denied: Iterable<string> },
     private readonly describeError: (error: unknown) => string = (error) => (error instanceof Error ? error.message : String(error)),
+    private readonly pricing?: UsagePricing,
   ) {
     this.denied = new Set(continuation?.denied ?? []);
     this.continuedStep = continuation !== undefined;
+    this.turnCost = continuation === undefined ? 0 : null;
   }
 
   /** The first chunk. */
   start(messageId: string): void {
     this.send({ type: 'start', messageId });
+  }
+
+  /**
+   * The provider and model of the step that runs now (an attempt begins: the step hooks'
+   * `onStepStart`), which its usage is priced with.
+   */
+  stepModel(provider: string, model: string): void {
+    this.model = { provider, model };
   }
 
   /** Translates one agent event. */
@@ -149,8 +192,7 @@ export class UiChunkWriter {
         this.lastFinish = event.finishReason;
         const ownStep = !this.continuedStep;
         this.endStep();
-        // The step's usage, for a timeline: merged into the message's metadata as `step`.
-        if (ownStep && event.usage !== undefined) this.send({ type: 'message-metadata', messageMetadata: { step: { usage: usageMetadata(event.usage) } } });
+        if (ownStep) this.stepUsage(event.usage);
         return;
       }
       case 'approval_decision':
@@ -162,16 +204,21 @@ export class UiChunkWriter {
     }
   }
 
-  /** A `tool-approval-request` per call that waits for approval (the turn ended `approval_required`). */
-  approvalRequests(pending: readonly PendingApproval[]): void {
+  /**
+   * A `tool-approval-request` per call that waits for approval (the turn ended `approval_required`),
+   * after the waiting step's `finish-step` and its usage (`usage`: the pending step's).
+   */
+  approvalRequests(pending: readonly PendingApproval[], usage?: TokenUsage): void {
+    const ownStep = this.inStep && !this.continuedStep;
     this.endStep();
+    if (ownStep) this.stepUsage(usage);
     for (const call of pending) this.send({ type: 'tool-approval-request', approvalId: approvalIdOf(call), toolCallId: call.toolCall.id });
   }
 
   /** The last chunk of a turn that returned. */
   finish(result: AgentTurnResult): void {
     this.endStep();
-    const metadata: ChatMessageMetadata = { usage: usageMetadata(result.usage), stopReason: result.stopReason, steps: result.steps };
+    const metadata: ChatMessageMetadata = { usage: usageMetadata(result.usage), cost: this.turnCost, stopReason: result.stopReason, steps: result.steps };
     const finishReason: UiFinishReason = result.stopReason === 'no_tool_calls' ? uiFinishReason(this.lastFinish) : 'tool-calls';
     this.send({ type: 'finish', finishReason, messageMetadata: metadata });
   }
@@ -186,6 +233,24 @@ export class UiChunkWriter {
   abort(reason: string): void {
     this.endStep();
     this.send({ type: 'abort', reason });
+  }
+
+  /**
+   * The `message-metadata` chunk of a step that ended (for a timeline: merged into the message's
+   * metadata as `step`), priced with the step's model; none for a step without usage (whose cost,
+   * and so the turn's, is then not known).
+   */
+  private stepUsage(usage: TokenUsage | undefined): void {
+    if (usage === undefined) {
+      this.turnCost = null;
+      return;
+    }
+    const model = this.model;
+    const price = model === undefined ? undefined : this.pricing?.priceOf(model.provider, model.model);
+    const cost = price === undefined ? null : costOf(usage, price);
+    this.turnCost = cost === null || this.turnCost === null ? null : this.turnCost + cost;
+    const step: StepMetadata = { usage: usageMetadata(usage), cost, model: model === undefined ? null : `${model.provider}/${model.model}` };
+    this.send({ type: 'message-metadata', messageMetadata: { step } });
   }
 
   private part(part: Extract<AgentEvent, { type: 'part' }>['part']): void {
@@ -284,7 +349,7 @@ function uiFinishReason(reason: FinishReason | undefined): UiFinishReason {
   }
 }
 
-function usageMetadata(usage: TokenUsage): ChatMessageMetadata['usage'] {
+function usageMetadata(usage: TokenUsage): UsageMetadata {
   return {
     inputTokens: inputTokens(usage),
     outputTokens: usage.output,

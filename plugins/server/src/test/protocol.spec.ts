@@ -1,11 +1,12 @@
 import { expect } from 'chai';
-import { readUIMessageStream, type UIMessage } from 'ai';
+import { lastAssistantMessageIsCompleteWithApprovalResponses, readUIMessageStream, type UIMessage, type UIMessageChunk } from 'ai';
 
 import { EchoChatProvider } from '@kosong/provider-echo';
-import { APIConnectionError, type ChatProvider, type Message } from '@kosong/core';
+import { APIConnectionError, requireApproval, type ChatProvider, type Message, type TokenUsage } from '@kosong/core';
+import { costOf, type ModelPrice } from '@kosong/core/kernel';
 
 import { memorySessions, type ChatSessions } from '../sessions.js';
-import { KEYS, NodeChat, chatBody, expectKnownChunks, post, sseData, startServer, transport, type TestServer } from './support.js';
+import { KEYS, NodeChat, chatBody, expectKnownChunks, localToolset, post, recordingTransport, sseData, startServer, transport, waitFor, type TestServer } from './support.js';
 
 /** Two steps: thinking, text and two tool calls (one streamed in fragments, one failing), then an answer. */
 const SCRIPT = [
@@ -98,8 +99,10 @@ describe('@kosong/server: the UI message stream, read by the AI SDK', () => {
     expect((parts[4] as { result: string }).result).to.include('the fail tool failed');
     expect(last!.metadata).to.deep.equal({
       // The last step's usage (a message-metadata chunk after each finish-step), then the turn's (finish).
-      step: { usage: { inputTokens: 20, outputTokens: 7, totalTokens: 27, cachedInputTokens: 0, cacheCreationInputTokens: 0 } },
+      // The echo model has no price in this kernel (nor in the catalog): its cost is unknown, not 0.
+      step: { usage: { inputTokens: 20, outputTokens: 7, totalTokens: 27, cachedInputTokens: 0, cacheCreationInputTokens: 0 }, cost: null, model: 'echo/echo' },
       usage: { inputTokens: 32, outputTokens: 12, totalTokens: 44, cachedInputTokens: 2, cacheCreationInputTokens: 0 },
+      cost: null,
       stopReason: 'no_tool_calls',
       steps: 2,
     });
@@ -178,5 +181,104 @@ describe('@kosong/server: the UI message stream, read by the AI SDK', () => {
     expect(retry).to.deep.equal({ type: 'data-kosong-retry', data: { attempt: 1, nextAttempt: 2, delayMs: 1, error: 'the connection was reset' }, transient: true });
     expect(chunks.filter((c) => c.type === 'text-delta')).to.have.length(1);
     expect(calls).to.equal(2);
+  });
+});
+
+/** The echo model under another model name, which no price table or catalog knows. */
+class UnpricedEchoChatProvider extends EchoChatProvider {
+  // The echo provider declares its model name as the literal 'echo'; this one is another model.
+  override readonly modelName = 'echo-unpriced' as string as 'echo';
+}
+
+/** The price the cost tests give the echo model (US dollars per million tokens). */
+const ECHO_PRICE: ModelPrice = { input: 3, output: 15, cacheRead: 0.3 };
+
+/** Token usage as the echo DSL's `usage:` line writes it. */
+function usage(input: number, output: number, cacheRead = 0): TokenUsage {
+  return { inputOther: input, output, inputCacheRead: cacheRead, inputCacheCreation: 0 };
+}
+
+/** The `message-metadata` chunks' `step` metadata, in order. */
+function stepMetadata(chunks: readonly UIMessageChunk[]): unknown[] {
+  return chunks.filter((chunk) => chunk.type === 'message-metadata').map((chunk) => (chunk.messageMetadata as { step: unknown }).step);
+}
+
+/** The `finish` chunk's message metadata. */
+function finishMetadata(chunks: readonly UIMessageChunk[]): Record<string, unknown> {
+  const finish = chunks.find((chunk) => chunk.type === 'finish');
+  expect(finish, 'a finish chunk').to.not.equal(undefined);
+  return (finish as { messageMetadata: Record<string, unknown> }).messageMetadata;
+}
+
+describe("@kosong/server: each step's usage and cost, as the AI SDK's client receives them", () => {
+  let server: TestServer;
+  afterEach(() => server?.close());
+
+  it("a priced model: each step's message-metadata has its usage, its cost (the kernel's prices, as its usage ledger prices it) and its model; finish has the turn's cost", async () => {
+    server = await startServer({ acme: new EchoChatProvider(), globex: new UnpricedEchoChatProvider() }, { kernelOptions: { prices: { 'echo/echo': ECHO_PRICE } } });
+    const recording = recordingTransport(server, KEYS.acme);
+    const errors: Error[] = [];
+    const chat = new NodeChat({ id: 'chat-priced', transport: recording, onError: (error) => errors.push(error) });
+    await chat.sendMessage({ text: SCRIPT });
+    expect(errors).to.deep.equal([]);
+    await expectKnownChunks(recording.chunks);
+
+    const first = costOf(usage(10, 5, 2), ECHO_PRICE);
+    const second = costOf(usage(20, 7), ECHO_PRICE);
+    expect(first).to.be.closeTo((10 * 3 + 2 * 0.3 + 5 * 15) / 1e6, 1e-12);
+    expect(stepMetadata(recording.chunks)).to.deep.equal([
+      { usage: { inputTokens: 12, outputTokens: 5, totalTokens: 17, cachedInputTokens: 2, cacheCreationInputTokens: 0 }, cost: first, model: 'echo/echo' },
+      { usage: { inputTokens: 20, outputTokens: 7, totalTokens: 27, cachedInputTokens: 0, cacheCreationInputTokens: 0 }, cost: second, model: 'echo/echo' },
+    ]);
+    // Each step's metadata comes right after its finish-step.
+    const types = recording.chunks.map((chunk) => chunk.type);
+    types.forEach((type, index) => type === 'message-metadata' && expect(types[index - 1]).to.equal('finish-step'));
+    expect(finishMetadata(recording.chunks).cost).to.equal(first + second);
+    // The assembled message: the last step's metadata, and the turn's.
+    expect(chat.lastMessage!.metadata).to.deep.include({ step: stepMetadata(recording.chunks)[1], cost: first + second, steps: 2 });
+    // The same figure as the kernel's usage ledger.
+    const rows = await server.kernel.usage.query({ tenant: 'acme' });
+    expect(rows.reduce((sum, row) => sum + (row.costUsd ?? 0), 0)).to.be.closeTo(first + second, 1e-15);
+  });
+
+  it('an unpriced model: its cost is null (unknown), never 0, per step and for the turn', async () => {
+    server = await startServer({ acme: new EchoChatProvider(), globex: new UnpricedEchoChatProvider() }, { kernelOptions: { prices: { 'echo/echo': ECHO_PRICE } } });
+    const recording = recordingTransport(server, KEYS.globex);
+    const chat = new NodeChat({ id: 'chat-unpriced', transport: recording });
+    await chat.sendMessage({ text: SCRIPT });
+    expect(chat.status).to.equal('ready');
+    const steps = stepMetadata(recording.chunks) as { cost: unknown; model: unknown }[];
+    expect(steps.map((step) => [step.cost, step.model])).to.deep.equal([
+      [null, 'echo/echo-unpriced'],
+      [null, 'echo/echo-unpriced'],
+    ]);
+    expect(finishMetadata(recording.chunks)).to.deep.include({ cost: null });
+  });
+
+  it('a step that waits for approval: its usage and cost come after its finish-step, before the approval request; the continuation prices its own steps, its turn cost is null', async () => {
+    const script = ['usage: {"input_other": 40, "output": 10}', 'tool_call: {"id": "a1", "name": "add", "arguments": "{\\"a\\": 1, \\"b\\": 2}"}', '---', 'usage: {"input_other": 60, "output": 4}', 'text: 3'].join('\n');
+    server = await startServer(
+      { acme: new EchoChatProvider(), globex: new EchoChatProvider() },
+      { kernelOptions: { prices: { 'echo/echo': ECHO_PRICE } }, toolsets: { acme: requireApproval(localToolset()) } },
+    );
+    const recording = recordingTransport(server, KEYS.acme);
+    const errors: Error[] = [];
+    const chat = new NodeChat({ id: 'chat-approval-cost', transport: recording, onError: (error) => errors.push(error), sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses });
+    await chat.sendMessage({ text: script });
+    const asked = recording.chunks.splice(0);
+    const types = asked.map((chunk) => chunk.type);
+    expect(types.slice(types.indexOf('finish-step'))).to.deep.equal(['finish-step', 'message-metadata', 'tool-approval-request', 'finish']);
+    const waiting = costOf(usage(40, 10), ECHO_PRICE);
+    expect(stepMetadata(asked)).to.deep.equal([{ usage: { inputTokens: 40, outputTokens: 10, totalTokens: 50, cachedInputTokens: 0, cacheCreationInputTokens: 0 }, cost: waiting, model: 'echo/echo' }]);
+    expect(finishMetadata(asked)).to.deep.include({ cost: waiting, stopReason: 'approval_required' });
+
+    const part = chat.lastMessage!.parts.find((p) => p.type === 'dynamic-tool') as { approval: { id: string } };
+    await chat.addToolApprovalResponse({ id: part.approval.id, approved: true });
+    await waitFor(() => chat.status === 'ready' && recording.chunks.some((chunk) => chunk.type === 'finish'), 'the continuation');
+    expect(errors).to.deep.equal([]);
+    // The waiting step was priced in the turn that ran it: the continuation sends only its next step's.
+    expect(stepMetadata(recording.chunks)).to.deep.equal([{ usage: { inputTokens: 60, outputTokens: 4, totalTokens: 64, cachedInputTokens: 0, cacheCreationInputTokens: 0 }, cost: costOf(usage(60, 4), ECHO_PRICE), model: 'echo/echo' }]);
+    expect(finishMetadata(recording.chunks)).to.deep.include({ cost: null, stopReason: 'no_tool_calls' });
+    expect(chat.lastMessage!.metadata).to.deep.include({ cost: null });
   });
 });

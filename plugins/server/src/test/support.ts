@@ -1,9 +1,9 @@
-import { AbstractChat, DefaultChatTransport, uiMessageChunkSchema, type ChatInit, type ChatState, type ChatStatus, type UIMessage } from 'ai';
+import { AbstractChat, DefaultChatTransport, uiMessageChunkSchema, type ChatInit, type ChatState, type ChatStatus, type UIMessage, type UIMessageChunk } from 'ai';
 import { expect } from 'chai';
 
 import { appendFile, readFile } from 'node:fs/promises';
 
-import { Kernel, toolError, toolOk, type ChatProvider, type Toolset } from '@kosong/core';
+import { Kernel, toolError, toolOk, type ChatProvider, type KernelOptions, type Toolset } from '@kosong/core';
 import type { FastifyInstance } from 'fastify';
 
 import { apiKeyAuth, hashApiKey } from '../auth.js';
@@ -68,11 +68,22 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
+/** What {@link startServer} takes besides the server's options: the kernel's options, other toolsets. */
+export interface TestServerSetup {
+  /** The kernel's options (its `prices`, …). */
+  readonly kernelOptions?: KernelOptions;
+  /** A tenant's toolset instead of the local toolset. */
+  readonly toolsets?: { readonly acme?: Toolset; readonly globex?: Toolset };
+}
+
 /** Starts a server whose tenants `acme` and `globex` have the given providers and the local toolset, keyed by {@link KEYS}. */
-export async function startServer(providers: { acme: ChatProvider; globex: ChatProvider }, options: Partial<ServerOptions> & { sessions?: ChatSessions } = {}): Promise<TestServer> {
-  const kernel = new Kernel();
-  kernel.tenants.define('acme', { provider: providers.acme, toolset: localToolset() });
-  kernel.tenants.define('globex', { provider: providers.globex, toolset: localToolset() });
+export async function startServer(
+  providers: { acme: ChatProvider; globex: ChatProvider },
+  { kernelOptions, toolsets, ...options }: Partial<ServerOptions> & { sessions?: ChatSessions } & TestServerSetup = {},
+): Promise<TestServer> {
+  const kernel = new Kernel(kernelOptions);
+  kernel.tenants.define('acme', { provider: providers.acme, toolset: toolsets?.acme ?? localToolset() });
+  kernel.tenants.define('globex', { provider: providers.globex, toolset: toolsets?.globex ?? localToolset() });
   const auth = apiKeyAuth([
     { sha256: hashApiKey(KEYS.acme), tenant: 'acme' },
     { sha256: hashApiKey(KEYS.globex), tenant: 'globex' },
@@ -95,6 +106,28 @@ export async function startServer(providers: { acme: ChatProvider; globex: ChatP
 /** The AI SDK's own transport, on a test server, with a tenant's key. */
 export function transport(server: TestServer, key: string | undefined): DefaultChatTransport<UIMessage> {
   return new DefaultChatTransport({ api: `${server.url}/api/chat`, ...(key === undefined ? {} : { headers: { authorization: `Bearer ${key}` } }) });
+}
+
+/** The AI SDK's own transport, which also keeps every chunk it hands to the client (as the AI SDK parsed it), in order. */
+export class RecordingTransport extends DefaultChatTransport<UIMessage> {
+  readonly chunks: UIMessageChunk[] = [];
+
+  override async sendMessages(options: Parameters<DefaultChatTransport<UIMessage>['sendMessages']>[0]): Promise<ReadableStream<UIMessageChunk>> {
+    const stream = await super.sendMessages(options);
+    return stream.pipeThrough(
+      new TransformStream<UIMessageChunk, UIMessageChunk>({
+        transform: (chunk, controller) => {
+          this.chunks.push(chunk);
+          controller.enqueue(chunk);
+        },
+      }),
+    );
+  }
+}
+
+/** A {@link RecordingTransport} on a test server, with a tenant's key. */
+export function recordingTransport(server: TestServer, key: string): RecordingTransport {
+  return new RecordingTransport({ api: `${server.url}/api/chat`, headers: { authorization: `Bearer ${key}` } });
 }
 
 /** A `ChatState` in plain arrays: what `AbstractChat` needs to run in Node without React. */
