@@ -5,6 +5,8 @@
  *   capabilities (roots, sampling, elicitation), notifications (progress, logs, resource updates),
  *   and the resources and prompts API;
  * - {@link mcpPlugin}: the same as a kernel plugin (connect in setup, close on dispose);
+ * - {@link McpTenantToolset} / {@link defineMcpTenant}: a tenant's own servers and credentials,
+ *   one connection per server shared by its steps, closed when the tenant is removed;
  * - {@link convertMcpToolResult} / {@link convertMcpContent}: MCP results to kosong content;
  * - {@link mcpResourceParts} / {@link mcpPromptMessages}: resources and prompts for the history.
  *
@@ -26,6 +28,14 @@ export { McpOAuthTokenProvider, type McpOAuthTokenProviderOptions } from './mcp-
 export { MCP_MAX_MESSAGE_BYTES, McpMessageTooLargeError } from './mcp-message-limit.js';
 export { replayFromAnnotations, type McpReplayOption } from './mcp-replay.js';
 export { mcpPlugin, type McpPlugin, type McpPluginOptions } from './mcp-plugin.js';
+export {
+  defineMcpTenant,
+  McpTenantToolset,
+  type McpServers,
+  type McpTenantDefinition,
+  type McpTenantServer,
+  type McpTenantToolsetOptions,
+} from './mcp-tenant-toolset.js';
 export type {
   McpElicitationHandler,
   McpElicitationRequest,
