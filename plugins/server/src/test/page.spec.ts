@@ -15,7 +15,7 @@ import { apiKeyAuth, hashApiKey } from '../auth.js';
 import { registerPage } from '../page.js';
 import { createServer } from '../server.js';
 import { memorySessions } from '../sessions.js';
-import { KEYS, localToolset } from './support.js';
+import { KEYS, localToolset, UnpricedEchoChatProvider } from './support.js';
 
 /** Debian's Chromium (test-support/ensure-chromium.mjs installs it), or `$CHROMIUM`. */
 function chromiumExecutable(): string {
@@ -429,14 +429,81 @@ describe('@kosong/server: the web page in Chromium (useChat and the step timelin
       await page.locator('.status[data-status="ready"]').waitFor();
       const retry = page.locator('.timeline .step[data-step="0"] .row.retry[data-attempt="1"]');
       expect(await retry.innerText()).to.match(/again in 0\.10 s · .*503/);
-      expect(await page.locator('.timeline .step[data-step="0"] > .row .info').first().innerText()).to.match(/in 12 · out 5 tokens$/);
-      expect(await page.locator('.turn-usage').innerText()).to.equal('Turn: in 12 · out 5 tokens');
+      // This kernel has no price for the echo model: the cost is unknown, not $0.
+      expect(await page.locator('.timeline .step[data-step="0"] > .row .info').first().innerText()).to.match(/in 12 · out 5 tokens · cost unknown$/);
+      expect(await page.locator('.turn-usage').innerText()).to.equal('Turn: in 12 · out 5 tokens · cost unknown');
       expect(await page.locator('.chat [role="alert"]').count()).to.equal(0);
       await screenshot('10-retried-step');
     });
   });
 
-  describe('cost per step and per turn (which the server does not send yet), from a scripted stream', () => {
+  describe("cost per step and per turn from the real server: the kernel's prices, and unknown for a model without one", () => {
+    let costing: FastifyInstance;
+    let costingKernel: Kernel;
+    let costingUrl: string;
+    const PRICED_KEY = 'sk-priced-0123456789';
+    const UNPRICED_KEY = 'sk-unpriced-0123456789';
+
+    before(async () => {
+      // $3 per million input tokens, $15 per million output tokens, for the echo model only.
+      costingKernel = new Kernel({ prices: { 'echo/echo': { input: 3, output: 15 } } });
+      costingKernel.tenants.define('priced', { provider: new EchoChatProvider({ delayMs: 20 }), toolset: localToolset() });
+      costingKernel.tenants.define('unpriced', { provider: new UnpricedEchoChatProvider({ delayMs: 20 }), toolset: localToolset() });
+      const auth = apiKeyAuth([
+        { sha256: hashApiKey(PRICED_KEY), tenant: 'priced' },
+        { sha256: hashApiKey(UNPRICED_KEY), tenant: 'unpriced' },
+      ]);
+      const sessions = memorySessions();
+      costing = createServer({ kernel: costingKernel, auth, sessions });
+      registerPage(costing, { savedChats: { auth, sessions } });
+      await costing.listen({ port: 0, host: '127.0.0.1' });
+      costingUrl = `http://127.0.0.1:${(costing.server.address() as { port: number }).port}`;
+    });
+    after(async () => {
+      await costing?.close();
+      await costingKernel?.dispose();
+    });
+
+    /** A step that calls `add` (1,000 tokens in, 200 out), then the answer (2,000 in, 400 out). */
+    const PRICED_SCRIPT = [
+      'usage: {"input_other": 1000, "output": 200}',
+      'tool_call: {"id": "p1", "name": "add", "arguments": "{\\"a\\": 1, \\"b\\": 2}"}',
+      '---',
+      'usage: {"input_other": 2000, "output": 400}',
+      'text: Priced.',
+    ].join('\n');
+
+    const stepInfo = (index: number): Promise<string> => page.locator(`.timeline .step[data-step="${index}"] > .row .info`).first().innerText();
+
+    it("shows each step's cost (the kernel's price) and the turn's", async () => {
+      await openPage(PRICED_KEY, costingUrl);
+      await send(PRICED_SCRIPT);
+      await assistantSays('Priced.');
+      await page.locator('.status[data-status="ready"]').waitFor();
+      // 1,000 × $3 + 200 × $15 per million = $0.006; 2,000 × $3 + 400 × $15 per million = $0.012.
+      expect(await stepInfo(0)).to.match(/in 1000 · out 200 tokens · \$0\.00600$/);
+      expect(await stepInfo(1)).to.match(/in 2000 · out 400 tokens · \$0\.012$/);
+      expect(await page.locator('.timeline .step[data-step="0"] .cost').getAttribute('title')).to.equal('echo/echo');
+      expect(await page.locator('.turn-usage').innerText()).to.equal('Turn: in 3000 · out 600 tokens · $0.018');
+      expect(await page.locator('.chat [role="alert"]').count()).to.equal(0);
+      await screenshot('12-cost-per-step');
+    });
+
+    it('says "cost unknown" for a model without a price, never $0', async () => {
+      await openPage(UNPRICED_KEY, costingUrl);
+      await send(PRICED_SCRIPT);
+      await assistantSays('Priced.');
+      await page.locator('.status[data-status="ready"]').waitFor();
+      expect(await stepInfo(0)).to.match(/in 1000 · out 200 tokens · cost unknown$/);
+      expect(await stepInfo(1)).to.match(/in 2000 · out 400 tokens · cost unknown$/);
+      expect(await page.locator('.timeline .step[data-step="0"] .cost.unknown').getAttribute('title')).to.equal('echo/echo-unpriced has no price');
+      expect(await page.locator('.turn-usage').innerText()).to.equal('Turn: in 3000 · out 600 tokens · cost unknown');
+      expect(await page.locator('.timeline').innerText()).to.not.include('$');
+      await screenshot('13-cost-unknown');
+    });
+  });
+
+  describe("the page's reading of a step's retry, usage and cost, from a scripted stream", () => {
     let scripted: FastifyInstance;
     let scriptedUrl: string;
 

@@ -6,7 +6,7 @@ import { APIConnectionError, requireApproval, type ChatProvider, type Message, t
 import { costOf, type ModelPrice } from '@kosong/core/kernel';
 
 import { memorySessions, type ChatSessions } from '../sessions.js';
-import { KEYS, NodeChat, chatBody, expectKnownChunks, localToolset, post, recordingTransport, sseData, startServer, transport, waitFor, type TestServer } from './support.js';
+import { KEYS, NodeChat, chatBody, expectKnownChunks, localToolset, post, recordingTransport, sseData, startServer, transport, UnpricedEchoChatProvider, waitFor, type TestServer } from './support.js';
 
 /** Two steps: thinking, text and two tool calls (one streamed in fragments, one failing), then an answer. */
 const SCRIPT = [
@@ -183,12 +183,6 @@ describe('@kosong/server: the UI message stream, read by the AI SDK', () => {
     expect(calls).to.equal(2);
   });
 });
-
-/** The echo model under another model name, which no price table or catalog knows. */
-class UnpricedEchoChatProvider extends EchoChatProvider {
-  // The echo provider declares its model name as the literal 'echo'; this one is another model.
-  override readonly modelName = 'echo-unpriced' as string as 'echo';
-}
 
 /** The price the cost tests give the echo model (US dollars per million tokens). */
 const ECHO_PRICE: ModelPrice = { input: 3, output: 15, cacheRead: 0.3 };

@@ -4,6 +4,7 @@ import { expect } from 'chai';
 import { appendFile, readFile } from 'node:fs/promises';
 
 import { Kernel, toolError, toolOk, type ChatProvider, type KernelOptions, type Toolset } from '@kosong/core';
+import { EchoChatProvider } from '@kosong/provider-echo';
 import type { FastifyInstance } from 'fastify';
 
 import { apiKeyAuth, hashApiKey } from '../auth.js';
@@ -57,6 +58,12 @@ export function markerToolset(file: string, delayMs = 0): Toolset {
 export async function markerLines(file: string): Promise<string[]> {
   const text = await readFile(file, 'utf8').catch(() => '');
   return text.split('\n').filter((line) => line !== '');
+}
+
+/** The echo model under another model name (`echo/echo-unpriced`), which no price table or catalog knows. */
+export class UnpricedEchoChatProvider extends EchoChatProvider {
+  // The echo provider declares its model name as the literal 'echo'; this one is another model.
+  override readonly modelName = 'echo-unpriced' as string as 'echo';
 }
 
 /** A server listening on 127.0.0.1, port 0. */

@@ -1,7 +1,7 @@
 import { useEffect, useState, useSyncExternalStore } from 'react';
 
 import { ApprovalButtons, type ApprovalAnswer } from './message-list.js';
-import type { StepBar, TimelineRecorder, ToolBar, TurnTimeline, Usage } from './timeline-recorder.js';
+import type { Cost, StepBar, TimelineRecorder, ToolBar, TurnTimeline, Usage } from './timeline-recorder.js';
 
 /**
  * The step timeline of a chat: per response stream, each step's model stream as a bar, and under
@@ -58,7 +58,12 @@ function Turn({ turn, now, onApproval }: { readonly turn: TurnTimeline; readonly
       {turn.steps.map((step) => (
         <Step key={step.index} step={step} number={turn.stepOffset + step.index + 1} span={span} elapsed={elapsed} onApproval={onApproval} />
       ))}
-      {turn.usage !== undefined && <p className="usage turn-usage">Turn: {usageText(turn.usage)}{turn.cost === undefined ? '' : ` · ${costText(turn.cost)}`}</p>}
+      {turn.usage !== undefined && (
+        <p className="usage turn-usage">
+          Turn: {usageText(turn.usage)}
+          {turn.cost !== undefined && <> · <span className={turn.cost === null ? 'cost unknown' : 'cost'}>{costText(turn.cost)}</span></>}
+        </p>
+      )}
     </section>
   );
 }
@@ -76,7 +81,14 @@ function Step({ step, number, span, elapsed, onApproval }: { readonly step: Step
         <span className="info">
           {seconds(streamEnd - step.startAt)}
           {step.usage !== undefined && ` · ${usageText(step.usage)}`}
-          {step.cost !== undefined && ` · ${costText(step.cost)}`}
+          {step.cost !== undefined && (
+            <>
+              {' · '}
+              <span className={step.cost === null ? 'cost unknown' : 'cost'} title={step.model === undefined ? undefined : step.cost === null ? `${step.model} has no price` : step.model}>
+                {costText(step.cost)}
+              </span>
+            </>
+          )}
         </span>
       </div>
       {step.retries.map((retry, index) => (
@@ -146,7 +158,9 @@ export function usageText(usage: Usage): string {
   return `in ${usage.inputTokens ?? 0} · out ${usage.outputTokens ?? 0} tokens${cached}`;
 }
 
-function costText(cost: number): string {
+/** `$0.00120`, or `cost unknown` (the model has no price: never shown as 0). */
+function costText(cost: Exclude<Cost, undefined>): string {
+  if (cost === null) return 'cost unknown';
   return `$${cost.toFixed(cost < 0.01 ? 5 : 3)}`;
 }
 

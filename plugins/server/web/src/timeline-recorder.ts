@@ -37,13 +37,18 @@ export interface StepBar {
   /** `finish-step`. */
   endAt: number | undefined;
   readonly tools: ToolBar[];
-  /** From a `message-metadata` chunk `{ step: { usage, cost } }` after this step's `finish-step`. */
+  /** From a `message-metadata` chunk `{ step: { usage, cost, model } }` after this step's `finish-step`. */
   usage: Usage | undefined;
-  /** From the same chunk's `cost` (US dollars), when the server sends one. */
-  cost: number | undefined;
+  /** From the same chunk's `cost`: US dollars; `null`: the server says it is unknown (no price for the model); `undefined`: not sent. */
+  cost: Cost;
+  /** From the same chunk's `model` (`<provider>/<model>`), when sent. */
+  model: string | undefined;
   /** The step's retried attempts, from `data-kosong-retry` chunks. */
   readonly retries: Retry[];
 }
+
+/** A cost in US dollars; `null` when the server says it is unknown; `undefined` when it sent none. */
+export type Cost = number | null | undefined;
 
 /** A failed attempt of a step that is tried again (a `data-kosong-retry` chunk's data). */
 export interface Retry {
@@ -79,7 +84,8 @@ export interface TurnTimeline {
   cutHere: boolean;
   /** The whole turn's usage (`finish`'s message metadata). */
   usage: Usage | undefined;
-  cost: number | undefined;
+  /** The whole turn's cost (`finish`'s message metadata). */
+  cost: Cost;
 }
 
 /**
@@ -194,6 +200,7 @@ export class TimelineRecorder {
         if (step === undefined || usage === undefined) return;
         step.usage = usage;
         step.cost = cost;
+        step.model = readString(stepMetadata, 'model');
         break;
       }
       case 'finish': {
@@ -296,7 +303,7 @@ export class TimelineRecorder {
 }
 
 function newStep(index: number, at: number): StepBar {
-  return { index, startAt: at, streamEndAt: undefined, endAt: undefined, tools: [], usage: undefined, cost: undefined, retries: [] };
+  return { index, startAt: at, streamEndAt: undefined, endAt: undefined, tools: [], usage: undefined, cost: undefined, model: undefined, retries: [] };
 }
 
 /** A tool's result chunk: its state and result text, and when it came (`undefined`: the bar keeps its end). */
@@ -315,11 +322,11 @@ function settle(tool: ToolBar, chunk: Extract<UIMessageChunk, { type: 'tool-outp
   }
 }
 
-function readMetadata(metadata: unknown): { usage: Usage | undefined; cost: number | undefined } {
+function readMetadata(metadata: unknown): { usage: Usage | undefined; cost: Cost } {
   if (typeof metadata !== 'object' || metadata === null) return { usage: undefined, cost: undefined };
   const record = metadata as { usage?: unknown; cost?: unknown };
   const usage = typeof record.usage === 'object' && record.usage !== null ? (record.usage as Usage) : undefined;
-  const cost = typeof record.cost === 'number' && Number.isFinite(record.cost) ? record.cost : undefined;
+  const cost = record.cost === null ? null : typeof record.cost === 'number' && Number.isFinite(record.cost) ? record.cost : undefined;
   return { usage, cost };
 }
 
