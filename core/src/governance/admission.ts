@@ -163,7 +163,7 @@ export class TenantGovernor {
     if (signal?.aborted) throw signal.reason;
     // A shared store that admits every limit at once: one round trip when all have room.
     const store = this.host.limitStore;
-    if (store?.admitStep !== undefined && (this.#steps !== undefined || this.#requests !== undefined || this.#tokens !== undefined || limits.budget !== undefined)) {
+    if (store?.admitStep !== undefined && (this.#steps !== undefined || this.#requests !== undefined || this.#tokens !== undefined || limits.budget !== undefined || limits.maxConcurrentToolCalls !== undefined)) {
       const admitted = await this.#admitAtOnce(store, request);
       if (admitted !== undefined) return admitted;
     }
@@ -222,6 +222,7 @@ export class TenantGovernor {
     const grant = await store.admitStep!({
       tenant: this.tenant,
       steps: this.#steps,
+      toolCalls: this.#limits.maxConcurrentToolCalls === undefined ? undefined : this.#toolCalls,
       requests: this.#requests,
       tokens,
       tokenPoints: estimate,
@@ -303,7 +304,8 @@ export class TenantGovernor {
     };
     const handle = (call: ToolCall, context: ToolContext<C>): ToolResult | Promise<ToolResult> => {
       const gate = this.#toolCalls;
-      if (gate === undefined) return inner.handle(call, context);
+      // A shared store's gate without a cap (lifted) is not asked: no round trip for a call that nothing limits.
+      if (gate === undefined || (!this.#local && gate.cap === undefined)) return inner.handle(call, context);
       const taken = gate.tryAcquire();
       if (taken === true) return holding(gate, () => inner.handle(call, context));
       if (taken === false) return overCap(gate, call, context);

@@ -74,6 +74,13 @@ export interface StepAsk {
   readonly tenant: string;
   /** The gate to take a place of (the tenant's steps), if it has one. */
   readonly steps: CapGate | undefined;
+  /**
+   * The gate of the tenant's tool calls, if it has one: a store may take places of it for the
+   * step's calls with the admission (given back when the step ends), so that the calls need no
+   * round trip of their own. Its places never count as the step's room: the step is admitted
+   * whether or not any were free.
+   */
+  readonly toolCalls: CapGate | undefined;
   /** The pacer to take one request of, if the tenant has `requestsPerMinute`. */
   readonly requests: Pacer | undefined;
   /** The pacer to take {@link StepAsk.tokenPoints} of, if the tenant has `tokensPerMinute`. */

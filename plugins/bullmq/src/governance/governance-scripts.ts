@@ -49,13 +49,17 @@ return lost
 
 /**
  * Admits a step against every limit it has, all or nothing (one round trip). KEYS: the step cap's
- * holders, the requests window, the tokens window, the tenant's spend. ARGV: holder id, cap (`''`:
- * no gate), lease (ms), requests per window (`''`: none), tokens per window (`''`: none), the
- * step's tokens, budget in US dollars (`''`: none), the first day of its period, the window (s).
- * A pacing window is rate-limiter-flexible's (`RateLimiterRedis`): an integer of points, expiring
- * with its window, made by the first take after the previous one closed. Returns `{1, holders}`
- * when everything was taken (holders with this place), else `{0, what}` with what had no room
- * (`'steps'`, `'requests'`, `'tokens'`, `'budget'`) and nothing taken.
+ * holders, the requests window, the tokens window, the tenant's spend, the tool-call cap's holders.
+ * ARGV: holder id, cap (`''`: no gate), lease (ms), requests per window (`''`: none), tokens per
+ * window (`''`: none), the step's tokens, budget in US dollars (`''`: none), the first day of its
+ * period, the window (s), the tool-call cap (`''`: none), the places to take under it for the
+ * step's calls, their ids' prefix (ids `<prefix>.1`, `<prefix>.2`, …). A pacing window is
+ * rate-limiter-flexible's (`RateLimiterRedis`): an integer of points, expiring with its window,
+ * made by the first take after the previous one closed. Returns `{1, holders, calls, callHolders}`
+ * when everything was taken (holders with this place; the places taken for calls — as many as
+ * wanted and free, maybe none: not a condition of the admission — and the tool-call cap's holders
+ * with them), else `{0, what}` with what had no room (`'steps'`, `'requests'`, `'tokens'`,
+ * `'budget'`) and nothing taken.
  * @internal
  */
 export const STEP_ADMIT_SCRIPT = `${NOW}
@@ -91,17 +95,29 @@ if ARGV[2] ~= '' then
 end
 if ARGV[4] ~= '' then take(KEYS[2], 1) end
 if ARGV[5] ~= '' and tonumber(ARGV[6]) > 0 then take(KEYS[3], ARGV[6]) end
-return {1, holders}
+local calls = 0
+local callHolders = 0
+if ARGV[10] ~= '' and tonumber(ARGV[11]) > 0 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
+  callHolders = redis.call('ZCARD', KEYS[5])
+  calls = math.max(0, math.min(tonumber(ARGV[11]), tonumber(ARGV[10]) - callHolders))
+  for i = 1, calls do redis.call('ZADD', KEYS[5], now + tonumber(ARGV[3]), ARGV[12] .. '.' .. i) end
+  if calls > 0 then redis.call('PEXPIRE', KEYS[5], ARGV[3]) end
+  callHolders = callHolders + calls
+end
+return {1, holders, calls, callHolders}
 `;
 
 /**
  * Ends a step, all or nothing: records its usage in the ledger, gives back its place under the
- * step cap and corrects its tokens. KEYS: bucket, index, the tenant's spend (any key for no
- * tenant), writers, the cap's holders, the tokens window. ARGV: bucket name, writer id, write
+ * step cap and the places it took for its calls, and corrects its tokens. KEYS: bucket, index, the
+ * tenant's spend (any key for no tenant), writers, the cap's holders, the tokens window, the
+ * tool-call cap's holders (any key for none). ARGV: bucket name, writer id, write
  * number, inputOther, output, inputCacheRead, inputCacheCreation, cost in US dollars (`''`:
  * unknown), day, `'1'` if it has a tenant, `'1'` to record (`'0'`: only the give-back and the
  * correction), holder id to give back (`''`: none), tokens to count more (negative: fewer, never
- * below what the window counts; `0`: none), the window (s). A write already applied (the same
+ * below what the window counts; `0`: none), the window (s), then the ids of tool-call places to
+ * give back (none or more). A write already applied (the same
  * writer's number, or a lower one: resent after a reconnection) is not applied again. Returns 1 if
  * applied, 0 if it had been.
  * @internal
@@ -125,6 +141,7 @@ if ARGV[11] == '1' then
   redis.call('SADD', KEYS[2], ARGV[1])
 end
 if ARGV[12] ~= '' then redis.call('ZREM', KEYS[5], ARGV[12]) end
+for i = 15, #ARGV do redis.call('ZREM', KEYS[7], ARGV[i]) end
 local delta = tonumber(ARGV[13])
 if delta > 0 then
   redis.call('SET', KEYS[6], 0, 'EX', ARGV[14], 'NX')

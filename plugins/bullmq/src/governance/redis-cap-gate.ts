@@ -45,8 +45,23 @@ export class RedisCapGate implements CapGate {
   #cap: number | undefined;
   /** Holders across workers, as last seen. */
   #seen = 0;
-  /** The ids of this process's places in Redis. */
-  readonly #held: string[] = [];
+  /** The ids of this process's places in Redis that a holder uses. */
+  readonly #using: string[] = [];
+  /**
+   * The ids of this process's places in Redis that nobody uses: taken for the calls of running
+   * steps with their admission ({@link reserve}), handed out by {@link tryAcquire} without a round
+   * trip, given back with the end of those steps ({@link unreserve}).
+   */
+  readonly #spare: string[] = [];
+  /** How many places the running steps of this process took for their calls (the spare pool's size, with the used ones). */
+  #reserved = 0;
+  /** Places taken by this gate's holders so far, and the count at the last end of a step: what a step's calls are estimated from. */
+  #taken = 0;
+  #takenAtLastEnd = 0;
+  /** Places a step is expected to use (from the steps that ended). */
+  #perStep = 0;
+  /** Counts the cap changes that ended the reservations (see {@link setCap}). */
+  #epoch = 0;
   /** Places of this process whose lease ran out while they were held: their release gives nothing back. */
   #lost = 0;
   readonly #queue: Waiter[] = [];
@@ -78,20 +93,56 @@ export class RedisCapGate implements CapGate {
     return this.#queue.length;
   }
 
-  /** The ids of the places this process holds (for the renewal of their leases). */
+  /** The ids of the places this process holds, used or spare (for the renewal of their leases). */
   get held(): readonly string[] {
-    return this.#held;
+    return this.#spare.length === 0 ? this.#using : [...this.#using, ...this.#spare];
   }
 
+  /** How many places this process holds in Redis (used or spare). */
+  get #holdingCount(): number {
+    return this.#using.length + this.#spare.length;
+  }
+
+  /**
+   * Changes the cap. A lower one (or none) ends the reservations of the running steps: the spare
+   * places go back to Redis now, and every place used goes back when it is released, so that the
+   * new cap counts from the next attempt on.
+   */
   setCap(cap: number | undefined): void {
+    const lower = cap === undefined || (this.#cap !== undefined && cap < this.#cap);
     this.#cap = cap;
+    if (lower && (this.#reserved > 0 || this.#spare.length > 0)) {
+      this.#epoch++;
+      this.#reserved = 0;
+      for (const holder of this.#spare.splice(0)) {
+        this.#seen = Math.max(0, this.#seen - 1);
+        this.host.release(this.key, holder);
+      }
+      if (this.#holdingCount === 0) this.host.track(this, false);
+    }
     this.#wake?.();
   }
 
-  tryAcquire(): Promise<boolean> {
+  /** Changes when the reservations are ended by a lower cap: a step's reservation of another epoch is no longer counted. */
+  get epoch(): number {
+    return this.#epoch;
+  }
+
+  /** A spare place at once (`true`, no round trip), else one attempt in Redis; `false` while this process has waiters. */
+  tryAcquire(): boolean | Promise<boolean> {
     if (this.#closed !== undefined) return Promise.reject(this.#closed);
     if (this.#queue.length > 0) return Promise.resolve(false);
+    if (this.#takeSpare()) return true;
     return this.#attempt();
+  }
+
+  /** Uses a spare place, if there is one. */
+  #takeSpare(): boolean {
+    const spare = this.#spare.pop();
+    if (spare === undefined) return false;
+    this.#using.push(spare);
+    this.#taken++;
+    return true;
   }
 
   acquire(signal: AbortSignal | undefined, maxWaitMs: number, timeout: () => Error): Promise<void> {
@@ -113,9 +164,80 @@ export class RedisCapGate implements CapGate {
     });
   }
 
+  /**
+   * Gives a place back: to the first waiter of this process (no round trip), else to the spare
+   * pool while the running steps' reservations want it, else to Redis.
+   */
   release(): void {
-    const holder = this.detach();
-    if (holder !== undefined) this.host.release(this.key, holder);
+    if (this.#lost > 0) {
+      this.#lost--;
+      this.#wake?.();
+      return;
+    }
+    const holder = this.#using.pop();
+    if (holder === undefined) return;
+    if (this.#reserved > this.#holdingCount) {
+      // Still reserved by a running step: the first waiter of this process gets it, else it is spare.
+      const head = this.#queue.find((w) => !w.done);
+      if (head !== undefined && this.#closed === undefined) {
+        this.#using.push(holder);
+        this.#taken++;
+        this.#settle(head);
+        head.resolve();
+      } else {
+        this.#spare.push(holder);
+      }
+      return;
+    }
+    this.#seen = Math.max(0, this.#seen - 1);
+    if (this.#holdingCount === 0) this.host.track(this, false);
+    this.#wake?.();
+    this.host.release(this.key, holder);
+  }
+
+  /**
+   * How many places a step admitted now should take for its calls: as many as the steps that
+   * ended used (at most the cap), none while this process has waiters or the gate has no cap.
+   */
+  get wanted(): number {
+    const cap = this.#cap;
+    if (cap === undefined || !this.free) return 0;
+    return Math.min(cap, Math.ceil(this.#perStep - 1e-9));
+  }
+
+  /** Places taken in Redis for the calls of a step being admitted (`holders`: across workers, with them): spare until used. */
+  reserve(ids: readonly string[], holders: number): void {
+    if (ids.length === 0) return;
+    this.#seen = holders;
+    const had = this.#holdingCount;
+    this.#spare.push(...ids);
+    this.#reserved += ids.length;
+    if (had === 0) this.host.track(this, true);
+    // A waiter that queued meanwhile gets one at once.
+    for (let head = this.#queue.find((w) => !w.done); head !== undefined && this.#takeSpare(); head = this.#queue.find((w) => !w.done)) {
+      this.#settle(head);
+      head.resolve();
+    }
+  }
+
+  /**
+   * A step that took `count` places for its calls (in `epoch`) ended: returns the spare places that no running
+   * step wants any more, for the caller to remove from Redis (with the step's end). Also learns
+   * how many places a step uses.
+   */
+  unreserve(count: number, epoch: number): string[] {
+    const sample = this.#taken - this.#takenAtLastEnd;
+    this.#takenAtLastEnd = this.#taken;
+    // Up at once, down by halves: a tenant whose steps make more calls is seen at its next step.
+    this.#perStep = sample >= this.#perStep ? sample : (this.#perStep + sample) / 2;
+    if (epoch === this.#epoch) this.#reserved = Math.max(0, this.#reserved - count);
+    const excess = Math.min(this.#spare.length, this.#holdingCount - this.#reserved);
+    if (excess <= 0) return [];
+    const back = this.#spare.splice(this.#spare.length - excess, excess);
+    this.#seen = Math.max(0, this.#seen - back.length);
+    if (this.#holdingCount === 0) this.host.track(this, false);
+    this.#wake?.();
+    return back;
   }
 
   /**
@@ -124,8 +246,8 @@ export class RedisCapGate implements CapGate {
    */
   adopt(holder: string, holders: number): void {
     this.#seen = holders;
-    this.#held.push(holder);
-    if (this.#held.length === 1) this.host.track(this, true);
+    this.#using.push(holder);
+    if (this.#holdingCount === 1) this.host.track(this, true);
   }
 
   /**
@@ -137,10 +259,10 @@ export class RedisCapGate implements CapGate {
     if (this.#lost > 0) {
       this.#lost--;
     } else {
-      holder = this.#held.pop();
+      holder = this.#using.pop();
       if (holder === undefined) return undefined;
       this.#seen = Math.max(0, this.#seen - 1);
-      if (this.#held.length === 0) this.host.track(this, false);
+      if (this.#holdingCount === 0) this.host.track(this, false);
     }
     this.#wake?.();
     return holder;
@@ -154,12 +276,17 @@ export class RedisCapGate implements CapGate {
   /** Places whose lease ran out while held (the renewal found them gone): no longer in Redis. */
   lostPlaces(holders: readonly string[]): void {
     for (const holder of holders) {
-      const at = this.#held.indexOf(holder);
+      const spare = this.#spare.indexOf(holder);
+      if (spare >= 0) {
+        this.#spare.splice(spare, 1); // nobody used it: nothing to give back
+        continue;
+      }
+      const at = this.#using.indexOf(holder);
       if (at < 0) continue;
-      this.#held.splice(at, 1);
+      this.#using.splice(at, 1);
       this.#lost++;
     }
-    if (this.#held.length === 0) this.host.track(this, false);
+    if (this.#holdingCount === 0) this.host.track(this, false);
   }
 
   /** Whether this gate can be asked for a place at once now: open, and nobody of this process in its queue. */
@@ -178,8 +305,9 @@ export class RedisCapGate implements CapGate {
     }
     this.#seen = reply[1];
     if (reply[0] !== 1) return false;
-    this.#held.push(holder);
-    if (this.#held.length === 1) this.host.track(this, true);
+    this.#using.push(holder);
+    this.#taken++;
+    if (this.#holdingCount === 1) this.host.track(this, true);
     return true;
   }
 

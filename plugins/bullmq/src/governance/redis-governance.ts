@@ -53,7 +53,7 @@ const GOVERNANCE_OPTIONS: KnownOptions<RedisGovernanceOptions> = { connection: t
 type LimitRedis = Redis & {
   kosongCapAcquire(key: string, holder: string, cap: number, leaseMs: number): Promise<[number, number]>;
   kosongCapRenew(key: string, leaseMs: number, ...holders: string[]): Promise<string[]>;
-  kosongStepAdmit(holders: string, requests: string, tokens: string, spend: string, ...args: (string | number)[]): Promise<[number, number | string]>;
+  kosongStepAdmit(holders: string, requests: string, tokens: string, spend: string, callHolders: string, ...args: (string | number)[]): Promise<[number, number | string, number?, number?]>;
 };
 
 /** A pacer of this store, with its window's key. */
@@ -85,6 +85,14 @@ function redisLimiterClass(): typeof RateLimiterRedis {
  *   killed while it held places gives them back when their leases run out; a tenant's waiters queue
  *   in order within each worker, and each tenant has its own key and queue, so one tenant's queue
  *   never delays another's;
+ * - tool calls: the admission script also takes, under `maxConcurrentToolCalls`, as many places as
+ *   the tenant's last steps on this worker made calls (as many as are free: never a condition of
+ *   the admission); the step's calls — and any call of the tenant on this worker meanwhile — use
+ *   them without a round trip, and the step's record gives back those left. Such a place is held
+ *   from the admission to the end of its step, also while the model streams: other workers' calls
+ *   may wait for it meanwhile, the cap is never exceeded. A call with no such place left takes one
+ *   with a script of its own (and gives it back with a `ZREM`); a lower cap gives the spare places
+ *   back at once;
  * - `budget`: read from the {@link RedisUsageLedger} ({@link RedisGovernance.usageLedger}), which
  *   every worker's steps are recorded in.
  *
@@ -122,7 +130,7 @@ export class RedisGovernance implements LimitStore {
     const redis = createRedis(options.connection, { blocking: false, name: 'kosong-governance', ...window });
     redis.defineCommand('kosongCapAcquire', { numberOfKeys: 1, lua: CAP_ACQUIRE_SCRIPT });
     redis.defineCommand('kosongCapRenew', { numberOfKeys: 1, lua: CAP_RENEW_SCRIPT });
-    redis.defineCommand('kosongStepAdmit', { numberOfKeys: 4, lua: STEP_ADMIT_SCRIPT });
+    redis.defineCommand('kosongStepAdmit', { numberOfKeys: 5, lua: STEP_ADMIT_SCRIPT });
     this.#redis = redis as LimitRedis;
     // One client for the limits and the ledger: a step's record, with its give-backs, and the next admission go in order.
     this.usageLedger = new RedisUsageLedger({ connection: options.connection, prefix, ...window }, redis);
@@ -165,8 +173,11 @@ export class RedisGovernance implements LimitStore {
    * @throws {RedisUnavailableError} when Redis cannot be reached (or answers nothing) within its window.
    */
   async admitStep(ask: StepAsk): Promise<StepGrant | undefined> {
-    const { steps, requests, tokens, budget, tenant } = ask;
+    const { steps, requests, tokens, budget, tenant, toolCalls } = ask;
     const gate = steps === undefined ? undefined : steps instanceof RedisCapGate && steps.free ? steps : null;
+    // Places for the step's calls, taken with it when the tenant's steps made calls (the calls need no round trip then).
+    const callGate = toolCalls instanceof RedisCapGate && toolCalls.cap !== undefined ? toolCalls : undefined;
+    const callsWanted = callGate?.wanted ?? 0;
     const requestPacer = requests === undefined ? undefined : (this.#pacers.get(requests) ?? null);
     const tokenPacer = tokens === undefined ? undefined : (this.#pacers.get(tokens) ?? null);
     if (gate === null || requestPacer === null || tokenPacer === null || requestPacer?.pacer.waiting || tokenPacer?.pacer.waiting) return undefined;
@@ -177,13 +188,17 @@ export class RedisGovernance implements LimitStore {
     const requestsWindow = requestPacer?.window ?? keys.paceWindow(tenant, 'requests');
     const tokensWindow = tokenPacer?.window ?? keys.paceWindow(tenant, 'tokens');
     const holders = gate?.key ?? keys.capHolders(tenant, 'steps');
-    let reply: [number, number | string];
+    const callHolders = callGate?.key ?? keys.capHolders(tenant, 'toolCalls');
+    const callPrefix = callsWanted > 0 ? this.#host.newHolder() : '';
+    const epoch = callGate?.epoch ?? 0;
+    let reply: [number, number | string, number?, number?];
     try {
       reply = await this.#redis.kosongStepAdmit(
         holders,
         requestsWindow,
         tokensWindow,
         keys.usageSpend(tenant),
+        callHolders,
         holder,
         gate === undefined ? '' : gate.cap === undefined ? NO_CAP : gate.cap,
         this.#leaseMs,
@@ -193,18 +208,33 @@ export class RedisGovernance implements LimitStore {
         budget === undefined ? '' : String(budget.usd),
         budget === undefined ? 0 : Math.floor(budget.since / DAY_MS),
         PACE_WINDOW_SECONDS,
+        callGate?.cap ?? '',
+        callsWanted,
+        callPrefix,
       );
     } catch (error) {
       throw asUnavailable(error, `Tenant "${tenant}": cannot admit its step in Redis`);
     }
     if (reply[0] !== 1) return undefined;
     gate?.adopt(holder, Number(reply[1]));
+    const calls = Number(reply[2] ?? 0);
+    if (callGate !== undefined && calls > 0 && epoch === callGate.epoch) {
+      callGate.reserve(
+        Array.from({ length: calls }, (_, i) => `${callPrefix}.${i + 1}`),
+        Number(reply[3] ?? 0),
+      );
+    } else if (calls > 0) {
+      // The cap was lowered while the script ran: these places are not this step's to keep.
+      for (let i = 1; i <= calls; i++) this.#host.release(callHolders, `${callPrefix}.${i}`);
+    }
+    const reserved = callGate !== undefined && epoch === callGate.epoch ? calls : 0;
     let ended = false;
     const settle = (tokenDelta: number, record: boolean): void => {
       if (ended) return;
       ended = true;
       const held = gate?.detach();
-      const end = { tenant, holders, holder: held, tokens: tokensWindow, tokenDelta: tokenPacer === undefined ? 0 : Math.round(tokenDelta) };
+      const back = callGate?.unreserve(reserved, epoch) ?? [];
+      const end = { tenant, holders, holder: held, tokens: tokensWindow, tokenDelta: tokenPacer === undefined ? 0 : Math.round(tokenDelta), callHolders, calls: back };
       if (record) {
         this.usageLedger.endStep(end);
       } else {

@@ -31,7 +31,7 @@ const LEDGER_OPTIONS: KnownOptions<RedisUsageLedgerOptions> = { connection: true
 
 /** The client of a ledger, with its script. */
 type LedgerRedis = Redis & {
-  kosongStepEnd(bucket: string, index: string, spend: string, writers: string, holders: string, tokens: string, ...args: (string | number)[]): Promise<number>;
+  kosongStepEnd(bucket: string, index: string, spend: string, writers: string, holders: string, tokens: string, callHolders: string, ...args: (string | number)[]): Promise<number>;
 };
 
 /**
@@ -46,6 +46,9 @@ export interface StepEnd {
   /** The tokens window, and the tokens to count more there (negative: fewer; 0: none). */
   readonly tokens: string;
   readonly tokenDelta: number;
+  /** The tool-call cap's holders and the places taken for the step's calls to give back (none: `[]`). */
+  readonly callHolders: string;
+  readonly calls: readonly string[];
 }
 
 /** The fields of a bucket's hash. */
@@ -95,7 +98,7 @@ export class RedisUsageLedger implements UsageLedger {
         name: 'kosong-usage-ledger',
         ...(options.reconnectWindowMs === undefined ? {} : { reconnectWindowMs: options.reconnectWindowMs }),
       });
-    redis.defineCommand('kosongStepEnd', { numberOfKeys: 6, lua: STEP_END_SCRIPT });
+    redis.defineCommand('kosongStepEnd', { numberOfKeys: 7, lua: STEP_END_SCRIPT });
     this.#redis = redis as LedgerRedis;
   }
 
@@ -119,7 +122,7 @@ export class RedisUsageLedger implements UsageLedger {
     const keys = this.#keys;
     for (const end of ends) {
       this.#redis
-        .kosongStepEnd(keys.usageIndex, keys.usageIndex, keys.usageIndex, keys.usageWriters, end.holders, end.tokens, '', this.#writer, ++this.#writes, 0, 0, 0, 0, '', 0, '0', '0', end.holder ?? '', end.tokenDelta, PACE_WINDOW_SECONDS)
+        .kosongStepEnd(keys.usageIndex, keys.usageIndex, keys.usageIndex, keys.usageWriters, end.holders, end.tokens, end.callHolders, '', this.#writer, ++this.#writes, 0, 0, 0, 0, '', 0, '0', '0', end.holder ?? '', end.tokenDelta, PACE_WINDOW_SECONDS, ...end.calls)
         .catch(() => undefined);
     }
   }
@@ -147,6 +150,7 @@ export class RedisUsageLedger implements UsageLedger {
         keys.usageWriters,
         end?.holders ?? keys.usageIndex,
         end?.tokens ?? keys.usageIndex,
+        end?.callHolders ?? keys.usageIndex,
         name,
         this.#writer,
         write,
@@ -161,6 +165,7 @@ export class RedisUsageLedger implements UsageLedger {
         end?.holder ?? '',
         end?.tokenDelta ?? 0,
         PACE_WINDOW_SECONDS,
+        ...(end?.calls ?? []),
       );
     } catch (error) {
       throw asUnavailable(error, `Usage of a step of ${tenant === undefined ? 'no tenant' : `tenant "${tenant}"`} not recorded`);

@@ -49,6 +49,33 @@ async function runSteps(kernels: readonly Kernel[], count: number, concurrency: 
   );
 }
 
+/**
+ * Counts the round trips of the ioredis clients named `name` in this process (a command on its
+ * own is one; a pipeline is one together), by wrapping `Redis.prototype.sendCommand`.
+ */
+function countRoundTrips(name: string): { readonly count: number; restore(): void } {
+  const proto = Redis.prototype as unknown as { sendCommand(this: Redis, command: unknown, stream?: object): unknown };
+  const original = proto.sendCommand;
+  const pipelines = new WeakSet<object>();
+  let count = 0;
+  proto.sendCommand = function (this: Redis, command: unknown, stream?: object) {
+    if (this.options.connectionName === name) {
+      if (stream === undefined) count++;
+      else if (!pipelines.has(stream)) {
+        pipelines.add(stream);
+        count++;
+      }
+    }
+    return original.call(this, command, stream);
+  };
+  return {
+    get count() {
+      return count;
+    },
+    restore: () => void (proto.sendCommand = original),
+  };
+}
+
 describe('tenant limits and the usage ledger in Redis (RedisGovernance, real Redis)', function () {
   this.timeout(120_000);
   let server: RedisServer;
@@ -162,7 +189,7 @@ describe('tenant limits and the usage ledger in Redis (RedisGovernance, real Red
     expect(await admin.get(`${prefix}:gov:pace:limited:tokens`)).to.equal(String(101 * 12));
   });
 
-  it('costs one Redis command to take a place under maxConcurrentToolCalls, and one to give it back, per tool call', async () => {
+  it('a step with 2 tool calls and every limit in Redis costs 2 round trips, with or without maxConcurrentToolCalls: one more than the record of a step without limits', async () => {
     const prefix = testPrefix();
     const { kernel } = await worker(prefix, new UsageProvider(undefined, 0, 2));
     let ran = 0;
@@ -173,36 +200,92 @@ describe('tenant limits and the usage ledger in Redis (RedisGovernance, real Red
         return { toolCallId: call.id, returnValue: toolOk({ output: 'done' }) };
       },
     };
-    kernel.tenants.define('tools', { toolset, limits: { maxConcurrentToolCalls: 16 } }); // room for all 16 calls of 8 steps at once: none waits (a waiter tries again)
+    const limits = { maxConcurrentSteps: 16, requestsPerMinute: 10_000, tokensPerMinute: 10_000_000, budget: { usd: 1_000, per: 'day' as const } };
+    kernel.tenants.define('free', { toolset });
+    kernel.tenants.define('limited', { toolset, limits });
+    kernel.tenants.define('capped', { toolset, limits: { ...limits, maxConcurrentToolCalls: 4 } });
+    kernel.tenants.define('calls-only', { toolset, limits: { maxConcurrentToolCalls: 4 } });
     const admin = new Redis(server.url);
     closers.push(async () => admin.disconnect());
-    const adminAddress = /addr=(\S+)/.exec(String(await admin.client('INFO')))![1]!;
-    const monitor = await admin.monitor();
-    closers.push(async () => monitor.disconnect());
-    let seen: Record<string, number> = {};
-    let flushed = false;
-    monitor.on('monitor', (_time: string, args: string[], source: string) => {
-      if (source === adminAddress) flushed ||= args[0] === 'ping';
-      else if (source !== 'lua') seen[args[0]!.toLowerCase()] = (seen[args[0]!.toLowerCase()] ?? 0) + 1;
-    });
-    const name = JSON.stringify(['tools', 'usage', 'usage-model', Math.floor(Date.now() / 86_400_000)]);
-    /** Once `steps` are recorded and every place is back, the commands seen since the last call. */
-    const settled = async (steps: number): Promise<Record<string, number>> => {
-      await until(async () => Number(await admin.hget(`${prefix}:{usage}:b:${name}`, 'steps')) === steps, 5_000, 'every record');
-      await until(async () => (await admin.zcard(`${prefix}:gov:cap:{tools}:toolCalls`)) === 0, 5_000, 'every place given back');
-      flushed = false;
-      await admin.ping();
-      await until(() => flushed, 2_000, 'the monitor');
-      const sent = seen;
-      seen = {};
-      return sent;
+    const stepsIn = async (tenant: string): Promise<number> => {
+      const name = JSON.stringify([tenant, 'usage', 'usage-model', Math.floor(Date.now() / 86_400_000)]);
+      return Number((await admin.hget(`${prefix}:{usage}:b:${name}`, 'steps')) ?? 0);
     };
-    await runSteps([kernel], 1, 1, () => 'tools'); // warm: scripts loaded
-    await settled(1);
-    await runSteps([kernel], 50, 8, () => 'tools');
-    // 50 records; per call (2 a step), one script to take its place and one ZREM to give it back.
-    expect(await settled(51)).to.deep.equal({ evalsha: 150, zrem: 100 });
-    expect(ran).to.equal(102);
+    const trips = countRoundTrips('kosong-governance');
+    closers.push(async () => trips.restore());
+    for (const [tenant, perStep] of [
+      ['free', 1], // the record
+      ['limited', 2], // the admission (place, request, tokens, budget); the record (place back, tokens corrected)
+      ['capped', 2], // the same: the admission also takes 2 places for the calls, the record gives them back
+      ['calls-only', 2], // the admission takes the calls' places; the record gives them back
+    ] as const) {
+      await runSteps([kernel], 2, 1, () => tenant); // warm: scripts loaded, the calls of a step seen
+      await until(async () => (await stepsIn(tenant)) === 2, 5_000, 'the first records');
+      const before = trips.count;
+      const ranBefore = ran;
+      await runSteps([kernel], 20, 1, () => tenant);
+      await until(async () => (await stepsIn(tenant)) === 22, 5_000, 'every record');
+      expect(ran - ranBefore, tenant).to.equal(40);
+      expect(trips.count - before, `${tenant}: round trips of 20 steps`).to.equal(20 * perStep);
+      expect(await admin.zcard(`${prefix}:gov:cap:{${tenant}}:toolCalls`), `${tenant}: places left held`).to.equal(0);
+    }
+    expect(await admin.zcard(`${prefix}:gov:cap:{capped}:steps`)).to.equal(0);
+  });
+
+  it('the places a step takes for its calls keep the tool-call cap across two workers, are given back when it ends, and a lower cap gives the spare ones back at once', async () => {
+    const prefix = testPrefix();
+    const provider = new UsageProvider(undefined, 5, 3);
+    const workers = [await worker(prefix, provider, { pollMs: 5 }), await worker(prefix, provider, { pollMs: 5 })];
+    let running = 0;
+    let maxRunning = 0;
+    const toolset: Toolset = {
+      tools: [{ name: 'work', description: 'Works.', parameters: { type: 'object', properties: {} } }],
+      handle: async (call) => {
+        running++;
+        maxRunning = Math.max(maxRunning, running);
+        await sleep(3);
+        running--;
+        return { toolCallId: call.id, returnValue: toolOk({ output: 'done' }) };
+      },
+    };
+    for (const { kernel } of workers) kernel.tenants.define('acme', { toolset, limits: { maxConcurrentToolCalls: 4, maxConcurrentSteps: 8 } });
+    const admin = new Redis(server.url);
+    closers.push(async () => admin.disconnect());
+    const key = `${prefix}:gov:cap:{acme}:toolCalls`;
+    let maxHeld = 0;
+    let watching = true;
+    const watch = (async () => {
+      while (watching) {
+        maxHeld = Math.max(maxHeld, await admin.zcard(key));
+        await sleep(1);
+      }
+    })();
+    await runSteps(
+      workers.map((w) => w.kernel),
+      60,
+      12,
+      () => 'acme',
+    );
+    watching = false;
+    await watch;
+    expect(maxRunning, 'calls running at once, over both workers').to.be.at.most(4);
+    expect(maxHeld, 'places held in Redis at once').to.be.at.most(4);
+    await until(async () => (await admin.zcard(key)) === 0, 5_000, 'every place given back');
+
+    // One step that holds its places while it waits for its model: a lower cap gives its spare places back now.
+    const slow = new UsageProvider(undefined, 400, 3);
+    const { kernel } = await worker(prefix, slow);
+    kernel.tenants.define('slow', { toolset, limits: { maxConcurrentToolCalls: 3 } });
+    await runSteps([kernel], 1, 1, () => 'slow'); // learns: 3 calls a step
+    const step = runSteps([kernel], 1, 1, () => 'slow');
+    const slowKey = `${prefix}:gov:cap:{slow}:toolCalls`;
+    await until(async () => (await admin.zcard(slowKey)) === 3, 2_000, 'the places taken with the admission');
+    kernel.tenants.setLimits('slow', { maxConcurrentToolCalls: 1 });
+    await until(async () => (await admin.zcard(slowKey)) === 0, 2_000, 'the spare places given back');
+    const before = running;
+    await step;
+    expect(before).to.equal(0);
+    expect(await admin.zcard(slowKey)).to.equal(0);
   });
 
   it('holds a tenant to its caps across two workers; another tenant is not delayed by its queue', async () => {
