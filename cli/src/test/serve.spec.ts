@@ -3,6 +3,7 @@ import { request } from 'node:http';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 import { expect } from 'chai';
 
@@ -184,5 +185,17 @@ describe('kosong serve', function () {
       expect(notHonoured.code, flags.join(' ')).to.equal(2);
       expect(notHonoured.stderr).to.include(`${flags[0]} is not supported`);
     }
+  });
+
+  it('declares @kosong/server as a dependency of the CLI (its workspace version), which the bundle loads from node_modules, not bundled', () => {
+    const cliDir = fileURLToPath(new URL('../../', import.meta.url));
+    const cliManifest = JSON.parse(readFileSync(join(cliDir, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    const serverManifest = JSON.parse(readFileSync(join(cliDir, '../plugins/server/package.json'), 'utf8')) as { version: string };
+    expect(cliManifest.dependencies['@kosong/server']).to.equal(serverManifest.version);
+    // The bundle keeps the import of the package (loaded by `kosong serve` only), and none of its code.
+    const bundled = readdirSync(join(cliDir, 'dist'), { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.js'));
+    const code = bundled.map((file) => readFileSync(join(cliDir, 'dist', file), 'utf8')).join('\n');
+    expect(code).to.include('"@kosong/server"');
+    expect(code).to.not.include('function createChatHandler');
   });
 });
