@@ -1,7 +1,7 @@
 /**
  * `@kosong/toolset-mcp`: the tools of MCP (Model Context Protocol) servers as a kosong toolset.
  *
- * - {@link McpToolset}: one server (stdio or streamable HTTP) as a `Toolset`, with the client's
+ * - {@link McpToolset}: one server (stdio, streamable HTTP, legacy SSE) as a `Toolset`, with the client's
  *   capabilities (roots, sampling, elicitation), notifications (progress, logs, resource updates),
  *   and the resources and prompts API;
  * - {@link mcpPlugin}: the same as a kernel plugin (connect in setup, close on dispose);
@@ -12,7 +12,7 @@
  *
  * @packageDocumentation
  */
-export type { McpHttpServerConfig, McpServerConfig, McpStdioServerConfig } from './mcp-server-config.js';
+export type { McpHttpServerConfig, McpServerConfig, McpSseServerConfig, McpStdioServerConfig } from './mcp-server-config.js';
 export {
   DEFAULT_MCP_TIMEOUT_MS,
   describeMcpTool,

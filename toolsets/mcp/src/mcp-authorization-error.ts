@@ -4,6 +4,7 @@
  * @module
  */
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import { SseError } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { OAuthError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import { errorMarker, hasErrorMarker, markError } from '@kosong/core/toolset-kit';
@@ -34,5 +35,5 @@ export class McpAuthorizationError extends McpConnectionError {
 export function isAuthorizationFailure(error: unknown): boolean {
   if (McpAuthorizationError.isInstance(error)) return true;
   if (error instanceof UnauthorizedError || error instanceof OAuthError) return true;
-  return error instanceof StreamableHTTPError && (error.code === 401 || error.code === 403);
+  return (error instanceof StreamableHTTPError || error instanceof SseError) && (error.code === 401 || error.code === 403);
 }

@@ -6,7 +6,7 @@
  * @internal
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
@@ -31,7 +31,8 @@ import {
 import { withChildSignal } from './abort.js';
 import { clientCapabilities, installClientFeatures, type McpClientFeatures } from './mcp-client-features.js';
 import { isStdioBufferOverflow, McpMessageTooLargeError } from './mcp-message-limit.js';
-import { createTransport, type McpServerConfig } from './mcp-server-config.js';
+import { createTransport, SSE_FALLBACK_STATUSES, sseFallbackOf, type McpServerConfig } from './mcp-server-config.js';
+import { isAuthorizationFailure } from './mcp-authorization-error.js';
 
 /** The client's name and version, as the server sees them. */
 const CLIENT_INFO = { name: 'kosong', version: '0.1.0' } as const;
@@ -83,6 +84,7 @@ export class McpConnection {
   private constructor(server: McpServerConfig, timeoutMs: number, events: McpConnectionEvents, features: McpClientFeatures, maxMessageBytes: number) {
     this.#events = events;
     this.#timeoutMs = timeoutMs;
+    this.server = server;
     this.#transport = createTransport(server, { maxBytes: maxMessageBytes, onTooLarge: (error) => this.#markLost(error) });
     this.#client = new Client(CLIENT_INFO, { capabilities: clientCapabilities(features) });
     installClientFeatures(this.#client, features);
@@ -126,11 +128,38 @@ export class McpConnection {
     });
   }
 
+  /** The server as this connection reached it: a streamable HTTP server that fell back is its SSE config. */
+  readonly server: McpServerConfig;
+
   /**
    * Starts the transport and runs the MCP handshake. On failure everything started is closed
-   * again before the error is thrown.
+   * again before the error is thrown. A streamable HTTP server that answers the initialize POST with
+   * 400, 404 or 405 is tried again over the legacy SSE transport (unless `sseFallback: false`).
    */
   static async open(
+    server: McpServerConfig,
+    timeoutMs: number,
+    events: McpConnectionEvents,
+    features: McpClientFeatures,
+    logLevel: LoggingLevel | undefined,
+    maxMessageBytes: number,
+    signal?: AbortSignal,
+  ): Promise<McpConnection> {
+    try {
+      return await McpConnection.#open(server, timeoutMs, events, features, logLevel, maxMessageBytes, signal);
+    } catch (error) {
+      if (server.type !== 'http' || server.sseFallback === false || signal?.aborted || !(error instanceof StreamableHTTPError) || !SSE_FALLBACK_STATUSES.has(error.code ?? 0)) throw error;
+      try {
+        return await McpConnection.#open(sseFallbackOf(server), timeoutMs, events, features, logLevel, maxMessageBytes, signal);
+      } catch (sseError) {
+        if (signal?.aborted || isAuthorizationFailure(sseError)) throw sseError;
+        const message = sseError instanceof Error ? sseError.message : String(sseError);
+        throw new Error(`streamable HTTP was refused (HTTP ${error.code}: ${error.message}), and the legacy SSE transport failed too: ${message}`, { cause: sseError });
+      }
+    }
+  }
+
+  static async #open(
     server: McpServerConfig,
     timeoutMs: number,
     events: McpConnectionEvents,

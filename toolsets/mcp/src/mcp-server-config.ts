@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
@@ -47,13 +48,49 @@ export interface McpHttpServerConfig {
    * does client credentials. A server that still refuses is an {@link McpAuthorizationError}.
    */
   readonly authProvider?: OAuthClientProvider;
+  /**
+   * Fall back to the legacy HTTP+SSE transport (spec revision 2024-11-05) when the server answers the
+   * initialize POST with `400`, `404` or `405`, as the spec's backwards-compatibility section tells
+   * clients to (a `401` or `403` is an authorization failure, never a reason to fall back). Default
+   * `true`; once a server was found to speak SSE only, the toolset's reconnects use SSE directly.
+   */
+  readonly sseFallback?: boolean;
 }
 
-/** An MCP server: {@link McpStdioServerConfig} or {@link McpHttpServerConfig}. */
-export type McpServerConfig = McpStdioServerConfig | McpHttpServerConfig;
+/**
+ * A server spoken to over the legacy HTTP+SSE transport (spec revision 2024-11-05, deprecated by
+ * streamable HTTP; the SDK's `SSEClientTransport`): a GET to `url` opens the event stream, whose
+ * first event names the endpoint messages are POSTed to. One stream per connection.
+ */
+export interface McpSseServerConfig {
+  readonly type: 'sse';
+  /** The SSE endpoint, e.g. `http://127.0.0.1:3001/sse`. */
+  readonly url: string | URL;
+  /** Headers sent with the GET and every POST (e.g. `authorization`). */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** OAuth for this server, as for {@link McpHttpServerConfig.authProvider}. */
+  readonly authProvider?: OAuthClientProvider;
+}
+
+/** An MCP server: {@link McpStdioServerConfig}, {@link McpHttpServerConfig} or {@link McpSseServerConfig}. */
+export type McpServerConfig = McpStdioServerConfig | McpHttpServerConfig | McpSseServerConfig;
 
 const STDIO_OPTIONS: KnownOptions<McpStdioServerConfig> = { type: true, command: true, args: true, env: true, cwd: true, stderr: true };
-const HTTP_OPTIONS: KnownOptions<McpHttpServerConfig> = { type: true, url: true, headers: true, authProvider: true };
+const HTTP_OPTIONS: KnownOptions<McpHttpServerConfig> = { type: true, url: true, headers: true, authProvider: true, sseFallback: true };
+const SSE_OPTIONS: KnownOptions<McpSseServerConfig> = { type: true, url: true, headers: true, authProvider: true };
+
+/** The status codes of an initialize POST after which a streamable HTTP server is tried as a legacy SSE one. @internal */
+export const SSE_FALLBACK_STATUSES: ReadonlySet<number> = new Set([400, 404, 405]);
+
+/** The SSE config a streamable HTTP config falls back to: the same URL, headers and auth. @internal */
+export function sseFallbackOf(server: McpHttpServerConfig): McpSseServerConfig {
+  return {
+    type: 'sse',
+    url: server.url,
+    ...(server.headers === undefined ? {} : { headers: server.headers }),
+    ...(server.authProvider === undefined ? {} : { authProvider: server.authProvider }),
+  };
+}
 
 /**
  * Checks a server's config when a toolset is made.
@@ -61,15 +98,16 @@ const HTTP_OPTIONS: KnownOptions<McpHttpServerConfig> = { type: true, url: true,
  * @internal
  */
 export function checkServerConfig(server: unknown): void {
-  if (typeof server !== 'object' || server === null) throw new TypeError('McpToolset: server must be an object ({ type: \'stdio\', command } or { type: \'http\', url })');
+  if (typeof server !== 'object' || server === null) throw new TypeError('McpToolset: server must be an object ({ type: \'stdio\', command }, { type: \'http\', url } or { type: \'sse\', url })');
   const { type } = server as { type?: unknown };
   if (type === 'stdio') checkKnownOptions('McpToolset: a stdio server', server, STDIO_OPTIONS);
-  else if (type === 'http') {
-    checkKnownOptions('McpToolset: an http server', server, HTTP_OPTIONS);
-    const { authProvider } = server as { authProvider?: unknown };
+  else if (type === 'http' || type === 'sse') {
+    checkKnownOptions(`McpToolset: an ${type} server`, server, type === 'http' ? HTTP_OPTIONS : SSE_OPTIONS);
+    const { authProvider, sseFallback } = server as { authProvider?: unknown; sseFallback?: unknown };
     if (authProvider !== undefined && (typeof authProvider !== 'object' || authProvider === null || typeof (authProvider as { tokens?: unknown }).tokens !== 'function')) {
-      throw new TypeError('McpToolset: an http server\'s authProvider must be an OAuthClientProvider (an object with tokens(), saveTokens(), …)');
+      throw new TypeError(`McpToolset: an ${type} server's authProvider must be an OAuthClientProvider (an object with tokens(), saveTokens(), …)`);
     }
+    if (sseFallback !== undefined && typeof sseFallback !== 'boolean') throw new TypeError(`McpToolset: an http server's sseFallback must be a boolean, not ${JSON.stringify(sseFallback)}`);
   }
   else throw new TypeError(`Unknown MCP server type: ${JSON.stringify(type)}`);
 }
@@ -93,6 +131,12 @@ export function createTransport(server: McpServerConfig, limit: McpMessageLimit)
       });
     case 'http':
       return new StreamableHTTPClientTransport(new URL(server.url), {
+        fetch: limitedFetch(limit.maxBytes, limit.onTooLarge),
+        ...(server.headers === undefined ? {} : { requestInit: { headers: { ...server.headers } } }),
+        ...(server.authProvider === undefined ? {} : { authProvider: server.authProvider }),
+      });
+    case 'sse':
+      return new SSEClientTransport(new URL(server.url), {
         fetch: limitedFetch(limit.maxBytes, limit.onTooLarge),
         ...(server.headers === undefined ? {} : { requestInit: { headers: { ...server.headers } } }),
         ...(server.authProvider === undefined ? {} : { authProvider: server.authProvider }),

@@ -228,6 +228,8 @@ export class McpToolset implements Toolset {
   #refreshing = false;
   #refreshAgain = false;
   #closing: Promise<void> | undefined;
+  /** The server as last reached: a streamable HTTP server found to speak legacy SSE only is its SSE config from then on. */
+  #server: McpServerConfig;
 
   /**
    * A toolset that is not connected yet: call {@link McpToolset.connect} (or let the first call connect).
@@ -241,6 +243,7 @@ export class McpToolset implements Toolset {
     checkFeatureOptions(options as unknown as Readonly<Record<string, unknown>>);
     this.#replay = checkMcpReplayOption(options.replay);
     this.#options = options;
+    this.#server = options.server;
     this.name = options.name ?? defaultServerName(options.server);
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_MCP_TIMEOUT_MS;
     this.#events = {
@@ -282,6 +285,15 @@ export class McpToolset implements Toolset {
   /** Whether a connection is up now (a lost one is re-established by the next call). */
   get connected(): boolean {
     return this.#connection !== undefined && !this.#connection.lost;
+  }
+
+  /**
+   * The transport of the live (or last) connection: `'stdio'`, `'http'` (streamable HTTP) or `'sse'`
+   * (legacy HTTP+SSE: configured so, or a streamable HTTP server that fell back); `undefined` before
+   * the first connection.
+   */
+  get transport(): McpServerConfig['type'] | undefined {
+    return this.#connection?.server.type;
   }
 
   /** Whether {@link McpToolset.close} was called. */
@@ -450,11 +462,11 @@ export class McpToolset implements Toolset {
     const closing = this.#closeController.signal;
     let connection: McpConnection;
     try {
-      connection = await McpConnection.open(this.#options.server, this.#timeoutMs, this.#events, this.#features, this.#options.logLevel, this.#options.maxMessageBytes ?? MCP_MAX_MESSAGE_BYTES, closing);
+      connection = await McpConnection.open(this.#server, this.#timeoutMs, this.#events, this.#features, this.#options.logLevel, this.#options.maxMessageBytes ?? MCP_MAX_MESSAGE_BYTES, closing);
     } catch (error) {
       if (closing.aborted) throw closing.reason;
       if (isAuthorizationFailure(error)) throw new McpAuthorizationError(this.name, `not authorized: ${describeError(error)}`, { cause: error });
-      throw this.#error(`cannot connect: ${describeError(error)}`, error);
+      throw this.#error(`cannot connect: ${error instanceof StreamableHTTPError ? `HTTP ${error.code}: ` : ''}${describeError(error)}`, error);
     }
     try {
       const tools = await connection.listTools(closing);
@@ -462,6 +474,10 @@ export class McpToolset implements Toolset {
       await this.#resubscribe(connection);
       closing.throwIfAborted();
       this.#connection = connection;
+      if (connection.server !== this.#server) {
+        this.#debug('the server refused streamable HTTP and speaks the legacy HTTP+SSE transport: using it from now on');
+        this.#server = connection.server;
+      }
       this.#setTools(tools);
       return connection;
     } catch (error) {

@@ -35,8 +35,8 @@ describe('McpToolset and mcpPlugin refuse options they do not know', () => {
     expect(stdio).to.be.instanceOf(TypeError);
     expect(stdio.message).to.equal('McpToolset: a stdio server: unknown option "environment" (its options: type, command, args, env, cwd, stderr)');
     const http = await refusal(() => McpToolset.connect({ server: { type: 'http', url: 'http://127.0.0.1:1/mcp', header: { authorization: 'x' } } as never }));
-    expect(http.message).to.equal('McpToolset: an http server: unknown option "header" (its options: type, url, headers, authProvider)');
-    expect(() => new McpToolset({ server: { type: 'sse', url: 'x' } as never })).to.throw(TypeError, /Unknown MCP server type: "sse"/);
+    expect(http.message).to.equal('McpToolset: an http server: unknown option "header" (its options: type, url, headers, authProvider, sseFallback)');
+    expect(() => new McpToolset({ server: { type: 'websocket', url: 'x' } as never })).to.throw(TypeError, /Unknown MCP server type: "websocket"/);
     expect(() => new McpToolset({ server: undefined as never })).to.throw(TypeError, /server must be an object/);
     expect(() => new McpToolset(null as never)).to.throw(TypeError, 'McpToolset: the options must be an object');
   });

@@ -39,20 +39,38 @@ export async function freePort(): Promise<number> {
 
 /** Starts server-everything over streamable HTTP on `port` (default: a free one) and waits until it listens. */
 export async function startEverythingHttp(port?: number): Promise<HttpFixture> {
+  return startEverything('streamableHttp', port);
+}
+
+/**
+ * Starts server-everything over the legacy HTTP+SSE transport (`GET /sse`, `POST /message`) on
+ * `port` (default: a free one) and waits until it listens; `log` gets each line of its request log.
+ * Its `config` is the streamable HTTP config of `/sse` (which it refuses with 404: the fallback's case).
+ */
+export async function startEverythingSse(port?: number, log?: (line: string) => void): Promise<HttpFixture> {
+  return startEverything('sse', port, log);
+}
+
+async function startEverything(transport: 'streamableHttp' | 'sse', port?: number, log?: (line: string) => void): Promise<HttpFixture> {
   port ??= await freePort();
-  const child = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], { stdio: ['ignore', 'ignore', 'pipe'], env: { PATH: process.env['PATH'] ?? '', PORT: String(port) } });
+  const child = spawn(process.execPath, [EVERYTHING, transport], { stdio: ['ignore', 'ignore', 'pipe'], env: { PATH: process.env['PATH'] ?? '', PORT: String(port) } });
   children.add(child);
   trackPid(child.pid!);
   const lines = createInterface({ input: child.stderr! });
   await Promise.race([
     // the listener stays: it drains the request log server-everything writes to stderr
-    new Promise<void>((resolve) => lines.on('line', (line) => line.includes(`listening on port ${port}`) && resolve())),
+    new Promise<void>((resolve) =>
+      lines.on('line', (line) => {
+        log?.(line);
+        if (line.includes(`listening on port ${port}`) || line.includes(`running on port ${port}`)) resolve();
+      }),
+    ),
     once(child, 'exit').then(([code]) => Promise.reject(new Error(`server-everything exited with ${String(code)}`))),
   ]);
   return {
     port,
     pid: child.pid!,
-    config: { type: 'http', url: `http://127.0.0.1:${port}/mcp` },
+    config: { type: 'http', url: `http://127.0.0.1:${port}/${transport === 'sse' ? 'sse' : 'mcp'}` },
     async kill() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       const exited = once(child, 'exit');
