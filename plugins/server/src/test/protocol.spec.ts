@@ -260,6 +260,7 @@ describe("@kosong/server: each step's usage and cost, as the AI SDK's client rec
     const chat = new NodeChat({ id: 'chat-approval-cost', transport: recording, onError: (error) => errors.push(error), sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses });
     await chat.sendMessage({ text: script });
     const asked = recording.chunks.splice(0);
+    await expectKnownChunks(asked);
     const types = asked.map((chunk) => chunk.type);
     expect(types.slice(types.indexOf('finish-step'))).to.deep.equal(['finish-step', 'message-metadata', 'tool-approval-request', 'finish']);
     const waiting = costOf(usage(40, 10), ECHO_PRICE);
@@ -270,6 +271,7 @@ describe("@kosong/server: each step's usage and cost, as the AI SDK's client rec
     await chat.addToolApprovalResponse({ id: part.approval.id, approved: true });
     await waitFor(() => chat.status === 'ready' && recording.chunks.some((chunk) => chunk.type === 'finish'), 'the continuation');
     expect(errors).to.deep.equal([]);
+    await expectKnownChunks(recording.chunks);
     // The waiting step was priced in the turn that ran it: the continuation sends only its next step's.
     expect(stepMetadata(recording.chunks)).to.deep.equal([{ usage: { inputTokens: 60, outputTokens: 4, totalTokens: 64, cachedInputTokens: 0, cacheCreationInputTokens: 0 }, cost: costOf(usage(60, 4), ECHO_PRICE), model: 'echo/echo' }]);
     expect(finishMetadata(recording.chunks)).to.deep.include({ cost: null, stopReason: 'no_tool_calls' });

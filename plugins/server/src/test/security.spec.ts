@@ -2,11 +2,11 @@ import { connect, type Socket } from 'node:net';
 
 import { expect } from 'chai';
 
-import { textPart } from '@kosong/core';
+import { requireApproval, textPart } from '@kosong/core';
 import { EchoChatProvider, MockChatProvider } from '@kosong/provider-echo';
 
 import { memorySessions, type ChatSessions } from '../sessions.js';
-import { KEYS, chatBody, post, sseData, startServer, waitFor, type TestServer } from './support.js';
+import { KEYS, chatBody, localToolset, post, sseData, startServer, waitFor, type TestServer } from './support.js';
 
 function request(server: TestServer, method: string, path: string, key: string): Promise<Response> {
   return fetch(`${server.url}${path}`, { method, headers: { authorization: `Bearer ${key}` } });
@@ -65,6 +65,53 @@ describe('@kosong/server: security (id guessing, slow clients)', () => {
     expect(sseData(rest).at(-2)).to.deep.include({ type: 'finish' });
     const globex = await sessions.open('globex', 'b-chat-7');
     expect(globex.history.map((m) => m.role)).to.deep.equal(['user', 'assistant']);
+  });
+
+  it("tenant A's key on tenant B's stored chat whose call waits: reading it, resuming, stopping and approving it with B's own approval id get exactly the answers of a chat that does not exist; B's call still waits and B approves it", async () => {
+    sessions = memorySessions();
+    const ran: string[] = [];
+    server = await startServer({ acme: new EchoChatProvider(), globex: new EchoChatProvider() }, { sessions, page: true, toolsets: { globex: requireApproval(localToolset(ran)) } });
+    const script = ['text: globex-secret', 'tool_call: {"id": "g1", "name": "add", "arguments": "{\\"a\\": 1, \\"b\\": 2}"}', '---', 'text: done'].join('\n');
+    const asked = sseData(await (await post(server, chatBody('b-chat-9', script), KEYS.globex)).text()) as { type: string; approvalId?: string; messageId?: string }[];
+    const approvalId = asked.find((chunk) => chunk.type === 'tool-approval-request')!.approvalId!;
+    const messageId = asked[0]!.messageId!;
+    const approve = (id: string, key: string): Promise<Response> =>
+      fetch(`${server.url}/api/chat`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}` },
+        body: JSON.stringify({
+          id,
+          trigger: 'submit-message',
+          messageId,
+          messages: [{ id: messageId, role: 'assistant', parts: [{ type: 'dynamic-tool', toolName: 'add', toolCallId: 'g1', state: 'approval-responded', input: { a: 1, b: 2 }, approval: { id: approvalId, approved: true } }] }],
+        }),
+      });
+    // What tells one answer from another, with the chat id itself written the same way (the read echoes it).
+    const seen = async (response: Response, id: string): Promise<unknown> => {
+      const { status, type, body } = (await answer(response)) as { status: number; type: string | null; body: string };
+      return { status, type, body: body.split(id).join('<id>') };
+    };
+    const asAcme = async (id: string): Promise<unknown[]> => [
+      await seen(await request(server, 'GET', `/api/chat/${id}/messages`, KEYS.acme), id),
+      await seen(await request(server, 'GET', `/api/chat/${id}/stream`, KEYS.acme), id),
+      await seen(await request(server, 'DELETE', `/api/chat/${id}/stream`, KEYS.acme), id),
+      await seen(await request(server, 'POST', `/api/chat/${id}/stop`, KEYS.acme), id),
+      await seen(await approve(id, KEYS.acme), id),
+    ];
+    const guessed = await asAcme('b-chat-9');
+    expect(guessed).to.deep.equal(await asAcme('never-was-9'));
+    expect(guessed.map((seenAnswer) => (seenAnswer as { status: number }).status)).to.deep.equal([200, 204, 404, 404, 404]);
+    expect(JSON.stringify(guessed)).to.not.include('globex-secret');
+    expect(ran).to.deep.equal([]); // A's approval ran nothing
+
+    // B's call still waits, with the same id; B's own answer runs it once.
+    const own = (await (await request(server, 'GET', '/api/chat/b-chat-9/messages', KEYS.globex)).json()) as { messages: { parts: { type: string; state?: string }[] }[] };
+    expect(JSON.stringify(own)).to.include('globex-secret');
+    expect(own.messages.at(-1)!.parts.find((part) => part.type === 'dynamic-tool')!.state).to.equal('approval-requested');
+    const resumed = await approve('b-chat-9', KEYS.globex);
+    expect(resumed.status).to.equal(200);
+    expect(await resumed.text()).to.include('done');
+    expect(ran).to.deep.equal(['add']);
   });
 
   it('a client that never reads is detached after maxReaderLagBytes; the server holds no more of it, and the turn goes on, resumable from its start', async function () {
