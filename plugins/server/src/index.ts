@@ -26,4 +26,4 @@ export { directorySessions, isValidChatId, memorySessions, type ChatSessions } f
 export { createPageHandler, PAGE_ASSETS_DIR, PAGE_PATHS, registerPage, type PageOptions } from './page.js';
 export { createSavedChatHandler, type RouteHandler, type SavedChatOptions } from './page-routes.js';
 export { createServer, mountChatHandler, type ServerOptions } from './server.js';
-export { SSE_DONE, sseFrame, UiChunkWriter, type ChatMessageMetadata, type UiFinishReason, type UiMessageChunk } from './ui-chunks.js';
+export { SSE_DONE, sseFrame, UiChunkWriter, type ChatMessageMetadata, type RetryChunkData, type StepMetadata, type UiFinishReason, type UiMessageChunk, type UsageMetadata } from './ui-chunks.js';
