@@ -251,7 +251,8 @@ export async function runServe(global: GlobalOptions, options: ServeCommandOptio
     await app.close().catch(() => undefined);
     await kernel.dispose();
     redis?.disconnect();
-    fail(`serve: cannot listen on ${host}:${listenPort}: ${(error as Error).message}`);
+    const inUse = (error as NodeJS.ErrnoException).code === 'EADDRINUSE' ? ' (another port: --port <n>, or --port 0 for any free one)' : '';
+    fail(`serve: cannot listen on ${host}:${listenPort}: ${(error as Error).message}${inUse}`);
   }
   const address = app.server.address();
   boundPort = typeof address === 'object' && address !== null ? address.port : listenPort;

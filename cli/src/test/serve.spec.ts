@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { request } from 'node:http';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -157,7 +158,7 @@ describe('kosong serve', function () {
     expect((await cli.waitForExit(20_000)).code).to.equal(0);
   });
 
-  it('refuses what it cannot honour, before it listens (exit 2): another host without keys, a bad key file, an unknown config key', async () => {
+  it('refuses what it cannot honour, before it listens (exit 2): another host without keys, a bad key file, an unknown config key, a port in use', async () => {
     const noKeys = await runCli(['serve', '--port', '0', '--host', '0.0.0.0'], cwd, { env: { KOSONG_HOME: home } });
     expect(noKeys.code).to.equal(2);
     expect(noKeys.stderr).to.include('needs API keys');
@@ -177,6 +178,16 @@ describe('kosong serve', function () {
       const misspelt = await runCli(['serve', '--port', '0', '--config', config], cwd, { env: { KOSONG_HOME: home } });
       expect(misspelt.code, JSON.stringify(inner)).to.equal(2);
       expect(misspelt.stderr).to.match(/(tenants|keys) must be/);
+    }
+    // A port in use (here, one this test holds) says so, and how to pick another.
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    try {
+      const taken = await runCli(['serve', '--port', String((holder.address() as AddressInfo).port)], cwd, { env: { KOSONG_HOME: home } });
+      expect(taken.code).to.equal(2);
+      expect(taken.stderr).to.match(/cannot listen on 127\.0\.0\.1:\d+: .*EADDRINUSE.*--port 0 for any free one/);
+    } finally {
+      await new Promise((resolve) => holder.close(resolve));
     }
     const badPort = await runCli(['serve', '--port', '70000'], cwd, { env: { KOSONG_HOME: home } });
     expect(badPort.code).to.equal(2);
