@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { lastAssistantMessageIsCompleteWithApprovalResponses, readUIMessageStream, type UIMessage, type UIMessageChunk } from 'ai';
 
 import { EchoChatProvider } from '@kosong/provider-echo';
-import { APIConnectionError, requireApproval, type ChatProvider, type Message, type TokenUsage } from '@kosong/core';
+import { APIConnectionError, definePlugin, requireApproval, type ChatProvider, type Message, type TokenUsage, type ToolResult } from '@kosong/core';
 import { costOf, type ModelPrice } from '@kosong/core/kernel';
 
 import { memorySessions, type ChatSessions } from '../sessions.js';
@@ -70,6 +70,10 @@ describe('@kosong/server: the UI message stream, read by the AI SDK', () => {
   afterEach(() => server.close());
 
   it('DefaultChatTransport + readUIMessageStream assemble the parts of the kernel turn: reasoning, text, tool calls in call order with their outputs', async () => {
+    // The kernel's own account of each step: its message and tool results (hooks of every step).
+    const stepMessages: Message[] = [];
+    const toolResults: { index: number; result: ToolResult }[] = [];
+    await server.kernel.use(definePlugin({ name: 'test.steps', setup: (ctx) => ctx.bindHooks({ onStepEnd: (e) => void (e.message && stepMessages.push(e.message)), onToolResult: (e) => void toolResults.push({ index: e.index, result: e.result }) }) }));
     const stream = await transport(server, KEYS.acme).sendMessages({
       chatId: 'chat-protocol',
       trigger: 'submit-message',
@@ -84,6 +88,10 @@ describe('@kosong/server: the UI message stream, read by the AI SDK', () => {
     const context = await sessions.open('acme', 'chat-protocol');
     const history = context.history;
     expect(history.map((m) => m.role)).to.deep.equal(['user', 'assistant', 'tool', 'tool', 'assistant']);
+    // The history is the StepResults: each step's message, then its tool results in call order (they settle in any order).
+    expect(history.filter((m) => m.role === 'assistant')).to.deep.equal(stepMessages);
+    const inCallOrder = toolResults.sort((a, b) => a.index - b.index).map(({ result }) => result.toolCallId);
+    expect(history.filter((m) => m.role === 'tool').map((m) => m.toolCallId)).to.deep.equal(inCallOrder);
     const parts = reduced(last!);
     expect(parts).to.deep.equal(expectedParts(history));
     // What that means here, spelt out:
