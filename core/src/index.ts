@@ -64,6 +64,7 @@ export {
   type StepFunction,
 } from './agent/agent.js';
 export type { AgentContext, ContextRestoreReport } from './agent/context.js';
+export { CompactionError, providerSummarizer, type CompactionOptions } from './agent/compaction.js';
 export { pendingApprovals, type PendingApproval, type PendingStep } from './agent/pending-step.js';
 export { ApprovalPendingError, NoPendingApprovalError, ResumeConflictError } from './agent/approval-errors.js';
 export { LinearContext, type LinearContextOptions, type RestoreReport } from './agent/linear-context.js';

@@ -3,7 +3,7 @@ import type { Message } from '../message/message.js';
 import type { StreamedMessagePart, ToolCall } from '../message/parts.js';
 import type { FinishReason } from '../provider/chat-provider.js';
 import { mergeGenerationOptions, type GenerationOptions } from '../provider/generation-options.js';
-import { addUsage, tokenUsage, type TokenUsage } from '../provider/token-usage.js';
+import { addUsage, tokenUsage, totalTokens, type TokenUsage } from '../provider/token-usage.js';
 import { abortableDelay } from '../runtime/abort.js';
 import { StructuredOutputError } from '../output/output-errors.js';
 import type { InferOutput, OutputOption } from '../output/output-schema.js';
@@ -18,6 +18,7 @@ import { isApprovalDecision, type ApprovalCallback, type ApprovalDecision } from
 import type { ToolResult } from '../tooling/tool-result.js';
 import { ApprovalPendingError, NoPendingApprovalError, ResumeConflictError } from './approval-errors.js';
 import { MemoryCallLedger, stepLedgerOf, type CallLedger, type OpenStep } from './call-ledger.js';
+import { checkCompactionOptions, compactionCut, CompactionError, historyTokens, summaryMessage, type Compaction, type CompactionOptions, type HistoryTokens } from './compaction.js';
 import type { AgentContext } from './context.js';
 import { LinearContext } from './linear-context.js';
 import { pendingApprovals, type PendingApproval, type PendingStep } from './pending-step.js';
@@ -110,6 +111,14 @@ export interface AgentOptions extends Pick<StepOptions<unknown, OutputOption>, '
    */
   readonly approvalTimeoutMs?: number;
   /**
+   * Compacts the history when it nears the model's context window: before each step that asks the
+   * model, when the history's tokens (the provider's count of the last step, plus an estimate of the
+   * messages since; an estimate of it all before the first count) reach `threshold` of
+   * `windowTokens`, its older turns are replaced by one summary message (see {@link CompactionOptions}).
+   * The context must have `compact()` (`LinearContext` and `RedisContext` do). Default: none.
+   */
+  readonly compaction?: CompactionOptions;
+  /**
    * Runs each turn inside the contexts of hooks the loop does not see (`kernel.agent()` passes its
    * scope's `runInContext` hooks). Must call `run` once, synchronously, and return its result.
    */
@@ -118,6 +127,11 @@ export interface AgentOptions extends Pick<StepOptions<unknown, OutputOption>, '
 
 /** The steps of a turn at most when {@link AgentOptions.maxSteps} is not given. */
 export const DEFAULT_MAX_STEPS = 100;
+
+/** The fraction of the window at which the history is compacted, when `compaction.threshold` is not given. */
+const DEFAULT_COMPACTION_THRESHOLD = 0.8;
+/** The last messages a compaction keeps, when `compaction.keepRecent` is not given. */
+const DEFAULT_KEEP_RECENT = 6;
 
 /** A retry the loop is about to wait for. */
 export interface AgentRetry {
@@ -210,12 +224,55 @@ export class Agent {
   private readonly policy: RetryPolicy;
   /** The ledger of a context that has none of its own (in memory: it protects retries in this process only). */
   private readonly memoryLedger: MemoryCallLedger | undefined;
+  /** The provider's count of the history's tokens at the last step (for compaction). */
+  private historyTokens: HistoryTokens | undefined;
 
   constructor(private readonly options: AgentOptions) {
     if (options.timeouts !== undefined) checkTimeoutBudgets('Agent', options.timeouts, true);
     this.context = options.context ?? new LinearContext();
     this.policy = { ...defaultRetryPolicy, ...options.retry };
     this.memoryLedger = this.context.ledger === undefined ? new MemoryCallLedger() : undefined;
+    if (options.compaction !== undefined) {
+      checkCompactionOptions('Agent', options.compaction);
+      if (typeof this.context.compact !== 'function') throw new TypeError('Agent: compaction needs a context that can compact (one with compact(), as LinearContext and RedisContext)');
+    }
+  }
+
+  /**
+   * Compacts the history now (as the agent does when it nears the window; `force`: whatever its
+   * size): the older turns become one summary message. Resolves with what it did, or `undefined`
+   * when there was nothing to compact (or, without `force`, no need). Not while a turn runs.
+   *
+   * @throws TypeError without `compaction` options; {@link ResumeConflictError} while a turn runs;
+   *   {@link CompactionError} when the summarizer fails (the history is unchanged).
+   */
+  async compact(options: { readonly signal?: AbortSignal; readonly force?: boolean } = {}): Promise<Compaction | undefined> {
+    if (this.options.compaction === undefined) throw new TypeError('Agent.compact(): the agent has no compaction options');
+    return this.claimed(() => this.compactIfDue(options.signal, options.force === true));
+  }
+
+  /** Compacts when the history's tokens reach the threshold (or `force`), unless a step is pending or open in the ledger. */
+  private async compactIfDue(signal: AbortSignal | undefined, force: boolean): Promise<Compaction | undefined> {
+    const options = this.options.compaction;
+    if (options === undefined || this.context.pendingStep !== undefined || this.ledger.openStep !== undefined) return undefined;
+    const history = this.context.history;
+    const tokensBefore = historyTokens(history, this.options.systemPrompt, this.historyTokens);
+    if (!force && tokensBefore < (options.threshold ?? DEFAULT_COMPACTION_THRESHOLD) * options.windowTokens) return undefined;
+    const cut = compactionCut(history, options.keepRecent ?? DEFAULT_KEEP_RECENT);
+    if (cut === undefined) return undefined;
+    let text: unknown;
+    try {
+      text = await options.summarizer(history.slice(0, cut), signal === undefined ? {} : { signal });
+    } catch (error) {
+      signal?.throwIfAborted();
+      throw new CompactionError(`Compaction failed: the summarizer threw (${error instanceof Error ? error.message : String(error)})`, { cause: error });
+    }
+    signal?.throwIfAborted();
+    if (typeof text !== 'string' || text.trim() === '') throw new CompactionError('Compaction failed: the summarizer gave no summary text');
+    const summary = summaryMessage(text);
+    await this.context.compact!({ replaces: cut, summary });
+    this.historyTokens = undefined;
+    return { replaced: cut, tokensBefore, tokensAfter: historyTokens(this.context.history, this.options.systemPrompt, undefined), summary };
   }
 
   /** The call ledger steps record their calls in: the context's, or one in memory. */
@@ -384,6 +441,7 @@ export class Agent {
     for (let stepNo = firstStep; ; stepNo++) {
       const resume = stepNo === firstStep ? resuming : undefined;
       const key = resume?.key ?? this.stepKey(turn, stepNo);
+      if (resume === undefined && this.options.compaction !== undefined) await this.compactIfDue(runOptions.signal, false);
       let stepped: { result: StepResult; toolResults: readonly ToolResult[]; resumption: StepResumption | undefined };
       try {
         stepped = await this.stepWithRetries(stepNo, runOptions, emit, key, resume);
@@ -417,6 +475,8 @@ export class Agent {
       if (resume?.pending) await this.context.completeStep(resume.pending.stepId, ...messages);
       else await this.context.append(...messages);
       this.memoryLedger?.close();
+      // The provider counted the request (the history up to the step) and its answer.
+      if (!resumption && result.usage) this.historyTokens = { reported: totalTokens(result.usage), covers: this.context.history.length - toolResults.length };
       if (resume && inputAfterFirst.length > 0) await this.context.append(...inputAfterFirst);
       emit({ type: 'step_end', step: stepNo, message: result.message, toolResults, usage: stepUsage, finishReason: result.finishReason });
       if (result.toolCalls.length === 0) {

@@ -1,5 +1,6 @@
 import type { Message } from '../message/message.js';
 import type { CallLedger } from './call-ledger.js';
+import type { CompactionRecord } from './compaction.js';
 import type { PendingStep } from './pending-step.js';
 
 /** What a context's `restore()` found. */
@@ -75,6 +76,15 @@ export interface AgentContext {
    * @throws the error of such an append, when the store refused it.
    */
   flush?(): Promise<void>;
+  /**
+   * Replaces the first `record.replaces` messages of the history with `record.summary`, atomically
+   * (the history is the old one or the new one, never a mix, also across a crash), keeping what it
+   * replaced in the store (a JSONL file keeps the lines; readers that do not know compaction load
+   * the whole original). Optional: an agent with `compaction` needs it.
+   *
+   * @throws Error while a step is pending or open in the ledger, or for a bad `replaces`.
+   */
+  compact?(record: CompactionRecord): Promise<void>;
   /** Loads the stored history into this (empty) context. */
   restore(): Promise<ContextRestoreReport>;
   /** Releases what the context holds (a file, a connection); appends in flight finish first. */

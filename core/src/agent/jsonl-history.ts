@@ -1,6 +1,7 @@
 import { messageFromJSON } from '../message/json.js';
 import type { Message } from '../message/message.js';
 import { OpenStepState } from './call-ledger.js';
+import { compactionFromJSON, isCompactionJSON } from './compaction-json.js';
 import { ContextCorruptedError } from './context-errors.js';
 import { callRecordFromJSON, isCallRecordJSON } from './ledger-json.js';
 import type { PendingStep } from './pending-step.js';
@@ -31,6 +32,8 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 /**
  * Checks a whole JSONL history file without changing anything: one message (Python kosong wire
  * format) or `{"role":"_usage","token_count":N}` per line, blank lines ignored.
+ *
+ * A `_compaction` record replaces the first messages so far with its summary (see `compactionFromJSON`).
  *
  * Steps waiting for approval: a `_pending_step` record holds one (a later one for the same step
  * replaces it); a `_step_resumed` record naming it completes it, the step's messages following.
@@ -77,6 +80,12 @@ export function parseJsonlHistory(bytes: Buffer, path: string): ParsedHistory {
       if (pendingStep?.stepId !== stepId) fail(`it completes step "${stepId}", which does not wait for approval`);
       pendingStep = undefined; // the step's messages follow
       ledger.close();
+    } else if (isCompactionJSON(value)) {
+      const { replaces, summary } = read(compactionFromJSON, value);
+      if (pendingStep !== undefined) fail(`a compaction while step "${pendingStep.stepId}" waits for approval`);
+      if (ledger.key !== undefined) fail(`a compaction while step "${ledger.key}" is open in the call ledger`);
+      if (replaces > messages.length) fail(`a compaction replaces ${replaces} messages of a history of ${messages.length}`);
+      messages.splice(0, replaces, summary);
     } else if (isCallRecordJSON(value)) {
       const record = read(callRecordFromJSON, value);
       read(() => ledger.apply(record), undefined);

@@ -4,12 +4,14 @@ import type { Message } from '../message/message.js';
 import { AppendOnlyFile, type FileState } from './append-only-file.js';
 import { ApprovalPendingError } from './approval-errors.js';
 import { OpenStepState, type CallLedger, type CallOutcomeRecord, type CallStartRecord, type OpenStep, type RecordStartOptions } from './call-ledger.js';
+import type { CompactionRecord } from './compaction.js';
 import type { AgentContext } from './context.js';
 import { callRecordToJSON } from './ledger-json.js';
 import { SessionLock } from './session-lock.js';
 import { cutHistoryFile, keepTornTail, readHistoryFile } from './history-file.js';
 import { parseJsonlHistory } from './jsonl-history.js';
 import { pendingApprovals, type PendingStep } from './pending-step.js';
+import { compactionToJSON } from './compaction-json.js';
 import { pendingStepToJSON, stepResumedToJSON } from './pending-step-json.js';
 
 /** What {@link LinearContext.restore} found. */
@@ -275,6 +277,27 @@ export class LinearContext implements AgentContext, CallLedger {
     this.messages.push(...messages);
     this.pending = undefined;
     this.ledgerState.close();
+  }
+
+  /**
+   * Compacts the history: one `_compaction` line (synced to disk), holding the summary and how
+   * many messages it replaces, then in memory. The lines of the replaced messages stay in the file:
+   * a reader that knows nothing of compaction (the Python kosong, older versions) skips the line as
+   * a token count and loads the whole original; a crash while it is written leaves a torn line,
+   * cut off by the next `restore()`, so the history is the old one.
+   *
+   * @throws Error while a step waits for approval or is open in the ledger, or when `replaces` is not
+   *   between 1 and the history's length; ContextFileError if the file cannot be written.
+   */
+  async compact(record: CompactionRecord): Promise<void> {
+    const { replaces, summary } = record;
+    if (this.pending !== undefined) throw new ApprovalPendingError(pendingApprovals(this.pending));
+    if (this.ledgerState.key !== undefined) throw new Error('LinearContext.compact(): a step is open in the call ledger');
+    if (!Number.isSafeInteger(replaces) || replaces < 1 || replaces > this.messages.length) {
+      throw new Error(`LinearContext.compact(): replaces must be between 1 and ${this.messages.length} (the history's length), got ${String(replaces)}`);
+    }
+    await this.write([JSON.stringify(compactionToJSON(record, this.tokens))]);
+    this.messages.splice(0, replaces, summary);
   }
 
   /** Records the token count of the history (e.g. the last step's total usage). */

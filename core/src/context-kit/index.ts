@@ -13,6 +13,9 @@
  *   `pendingStepFromJSON`, `toolResultToJSON`, `toolResultFromJSON`), and the roles these records
  *   have in a history (`CALL_STARTED_ROLE`, `CALL_SETTLED_ROLE`, `PENDING_STEP_ROLE`,
  *   `STEP_RESUMED_ROLE`);
+ * - compaction: the {@link CompactionRecord} a context's `compact()` stores, its JSON
+ *   (`compactionToJSON`, `compactionFromJSON`, `isCompactionJSON`, `COMPACTION_ROLE`), and how a
+ *   summary message is known (`SUMMARY_HEADER`, `isSummary`);
  * - files: {@link SessionLock} (one writer per session file), the context errors and their details;
  * - {@link toolResultToMessage}: the tool message a result becomes in a history.
  *
@@ -38,5 +41,7 @@ export type { StepLedger } from '../runtime/step-ledger.js';
 export { CALL_SETTLED_ROLE, CALL_STARTED_ROLE, callRecordFromJSON, callRecordToJSON, isCallRecordJSON } from '../agent/ledger-json.js';
 export { PENDING_STEP_ROLE, STEP_RESUMED_ROLE, pendingStepFromJSON, pendingStepToJSON, toolResultFromJSON, toolResultToJSON } from '../agent/pending-step-json.js';
 export { SessionLock, type SessionLockOptions } from '../agent/session-lock.js';
+export { SUMMARY_HEADER, isSummary, type Compaction, type CompactionRecord, type Summarizer } from '../agent/compaction.js';
+export { COMPACTION_ROLE, compactionFromJSON, compactionToJSON, isCompactionJSON } from '../agent/compaction-json.js';
 export * from '../agent/context-errors.js';
 export { toolResultToMessage } from '../agent/tool-message.js';

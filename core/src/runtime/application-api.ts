@@ -31,10 +31,10 @@ export * from '../tooling/require-approval.js';
 export type { ReplayPolicy } from '../tooling/replay-policy.js';
 
 export { structuredOutput, type InferOutput, type OutputOption, type OutputSchema, type OutputSpec, type StandardSchema } from '../output/output-schema.js';
-export { InvalidOutputSchemaError, StructuredOutputError, type StructuredOutputErrorDetails, type StructuredOutputFailure } from '../output/output-errors.js';
+export { InvalidOutputSchemaError, StructuredOutputError, type StructuredOutputFailure } from '../output/output-errors.js';
 export type { SchemaIssue } from '../schema/schema-issues.js';
 export { generate, type GenerateOptions, type GenerateResult } from './generate.js';
-export { step, type StepOptions, type StepResumption, type ToolDispatchMode } from './step.js';
+export { step, type StepOptions } from './step.js';
 export { StepResult } from './step-result.js';
 export { TimeoutBudgetError, type TimeoutBudgets } from './timeout-budgets.js';
 export { StepHooks, type ContextScope, type NamedStepHooks, type StepEventContext } from './hooks/step-hooks.js';

@@ -27,3 +27,5 @@ export { freezeJson, freezePart } from '../message/freeze.js';
 export type { StepLedger } from './step-ledger.js';
 export { checkTimeoutBudgets, type TimeoutBudget } from './timeout-budgets.js';
 export type { StandardSchemaIssue, StandardSchemaResult } from '../output/output-schema.js';
+export type { StepResumption, ToolDispatchMode } from './step.js';
+export type { StructuredOutputErrorDetails } from '../output/output-errors.js';

@@ -13,6 +13,10 @@ import {
 import {
   OpenStepState,
   callRecordFromJSON,
+  compactionFromJSON,
+  compactionToJSON,
+  isCompactionJSON,
+  type CompactionRecord,
   callRecordToJSON,
   pendingStepFromJSON,
   pendingStepToJSON,
@@ -26,7 +30,7 @@ import { asUnavailable, closeRedis, createRedis, type RedisConnection } from './
 import { FencedError } from './errors.js';
 import { DEFAULT_PREFIX, SessionKeys } from './keys.js';
 import { checkKnownOptions, type KnownOptions } from './options.js';
-import { APPEND_SCRIPT, COMPLETE_STEP_SCRIPT, DEFER_STEP_SCRIPT, FENCED_HSET_SCRIPT, LEDGER_RECORD_SCRIPT } from './scripts.js';
+import { APPEND_SCRIPT, COMPACT_SCRIPT, COMPLETE_STEP_SCRIPT, DEFER_STEP_SCRIPT, FENCED_HSET_SCRIPT, LEDGER_RECORD_SCRIPT } from './scripts.js';
 import { SessionLease } from './session-lease.js';
 
 /** Options of a {@link RedisContext}. */
@@ -137,8 +141,13 @@ export class RedisContext implements AgentContext, CallLedger {
   #tail: Promise<void> = RESOLVED;
   /** Writes sent whose reply has not been handled yet. */
   #inFlight = 0;
-  /** The history's length and the pending step once every write sent is applied (what the next write expects to find). */
+  /** The history list's length and the pending step once every write sent is applied (what the next write expects to find). */
   #sentLength = 0;
+  /**
+   * How many more entries the history list has than the history: each compaction adds its record
+   * and takes the messages it replaced out of the history (they stay in the list).
+   */
+  #compacted = 0;
   #sentPending: string | undefined;
   /** The failure of an append that resolved before Redis answered (see `append`): every later write, `flush()` and `close()` reject with it. */
   #failure: unknown;
@@ -215,9 +224,19 @@ export class RedisContext implements AgentContext, CallLedger {
       if (error) throw error;
       return value;
     }) as [string[], (string | null)[], string[]];
-    const messages = entries.map((entry, index) =>
-      parse(() => messageFromJSON(JSON.parse(entry)), (why) => `${this.#name()}: message ${index + 1} in Redis is not a valid message (${why})`),
-    );
+    const messages: Message[] = [];
+    let compacted = 0;
+    entries.forEach((entry, index) => {
+      const value = parse(() => JSON.parse(entry) as unknown, (why) => `${this.#name()}: entry ${index + 1} of the history in Redis is not JSON (${why})`);
+      if (!isCompactionJSON(value)) {
+        messages.push(parse(() => messageFromJSON(value), (why) => `${this.#name()}: message ${index + 1} in Redis is not a valid message (${why})`));
+        return;
+      }
+      const { replaces, summary } = parse(() => compactionFromJSON(value), (why) => `${this.#name()}: entry ${index + 1} of the history in Redis is not a valid compaction (${why})`);
+      if (replaces > messages.length) throw new Error(`${this.#name()}: entry ${index + 1} of the history in Redis compacts ${replaces} messages of a history of ${messages.length}`);
+      messages.splice(0, replaces, summary);
+      compacted += replaces;
+    });
     const pendingStep =
       pending === null || pending === undefined
         ? undefined
@@ -234,7 +253,8 @@ export class RedisContext implements AgentContext, CallLedger {
     this.#pending = pendingStep;
     this.#ledger = ledger;
     this.#ledgerLength = records.length;
-    this.#sentLength = this.#messages.length;
+    this.#compacted = compacted;
+    this.#sentLength = this.#messages.length + compacted;
     this.#sentPending = pendingStep?.stepId;
     return { messages: this.#messages.length };
   }
@@ -253,7 +273,7 @@ export class RedisContext implements AgentContext, CallLedger {
     if (this.options.fence !== undefined) return () => Promise.resolve();
     if (this.#claim) throw new ResumeConflictError(`${this.#name()}: this context is claimed already; nothing was run`);
     await this.#settled();
-    const snapshot = { historyLength: this.#messages.length, pendingStepId: this.#pending?.stepId, ledgerLength: this.#ledgerLength };
+    const snapshot = { historyLength: this.#messages.length + this.#compacted, pendingStepId: this.#pending?.stepId, ledgerLength: this.#ledgerLength };
     let claimed: SessionLease | 'held' | 'changed';
     try {
       claimed = await SessionLease.claim(this.#redis, this.keys, this.options.claimTtlMs ?? DEFAULT_CLAIM_TTL_MS, snapshot, () => undefined);
@@ -318,6 +338,34 @@ export class RedisContext implements AgentContext, CallLedger {
     this.#closeLedger();
     this.#write('cannot append', send).catch((error: unknown) => (this.#failure ??= error));
     return RESOLVED;
+  }
+
+  /**
+   * Compacts the history in one fenced script: the compaction record goes to the end of the history
+   * list, whose entries before it stay (the whole original can be read from Redis); `restore()`
+   * applies it. Atomic: Redis holds the record or not.
+   *
+   * @throws Error while a step waits for approval or is open in the call ledger, for a bad
+   *   `replaces`, or as `append` does.
+   */
+  compact(record: CompactionRecord): Promise<void> {
+    const { replaces, summary } = record;
+    if (this.#pending) return Promise.reject(new ApprovalPendingError(pendingApprovals(this.#pending)));
+    if (this.#ledger.key !== undefined) return Promise.reject(new Error(`${this.#name()}: cannot compact while a step is open in the call ledger`));
+    if (!Number.isSafeInteger(replaces) || replaces < 1 || replaces > this.#messages.length) {
+      return Promise.reject(new Error(`${this.#name()}: compact(): replaces must be between 1 and ${this.#messages.length} (the history's length), got ${String(replaces)}`));
+    }
+    const encoded = JSON.stringify(compactionToJSON(record, this.#tokens));
+    const expected = this.#sentLength;
+    this.#sentLength += 1;
+    return this.#write(
+      'cannot compact',
+      (fence, writeId) => this.#redis.eval(COMPACT_SCRIPT, 4, ...this.#writeKeys(), fence, writeId, expected, encoded),
+      () => {
+        this.#messages.splice(0, replaces, summary);
+        this.#compacted += replaces;
+      },
+    );
   }
 
   /**
@@ -497,7 +545,7 @@ export class RedisContext implements AgentContext, CallLedger {
   #done(): void {
     if (--this.#inFlight > 0) return;
     this.#tail = RESOLVED;
-    this.#sentLength = this.#messages.length;
+    this.#sentLength = this.#messages.length + this.#compacted;
     this.#sentPending = this.#pending?.stepId;
   }
 
@@ -540,6 +588,7 @@ export class RedisContext implements AgentContext, CallLedger {
     if (message.startsWith('STALE')) return because('another writer appended to the history or recorded calls since this context read it');
     if (message.startsWith('NOT_PENDING')) return because('the step does not wait for approval any more (another writer completed it)');
     if (message.startsWith('OTHER_PENDING')) return because('another step waits for approval');
+    if (message.startsWith('OPEN_STEP')) return because('a step is open in the call ledger (its calls started and it is not in the history)');
     if (message.startsWith('PENDING')) return because('another writer deferred or completed a step waiting for approval since this context read it');
     return asUnavailable(error, `${this.#name()}: ${doing}`);
   }

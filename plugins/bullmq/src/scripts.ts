@@ -59,6 +59,21 @@ return 'OK'
 `;
 
 /**
+ * Compacts the history: appends one compaction record (the summary, and how many messages before it
+ * it replaces) to the history list, whose entries before it stay as they were. KEYS: history, meta,
+ * owner, ledger. ARGV: fence, write id, expected history length, the record's JSON. Errors: those
+ * of {@link WRITE_CHECKS}, `PENDING` (a step waits for approval), `OPEN_STEP` (the call ledger
+ * holds a step not in the history).
+ */
+export const COMPACT_SCRIPT = `${WRITE_CHECKS}
+if redis.call('HEXISTS', KEYS[2], 'pendingStepId') == 1 then return redis.error_reply('PENDING') end
+if redis.call('LLEN', KEYS[4]) > 0 then return redis.error_reply('OPEN_STEP') end
+${APPLIED_BY}
+redis.call('RPUSH', KEYS[1], ARGV[4])
+return 'OK'
+`;
+
+/**
  * Records a step that waits for approval (meta fields `pendingStep`, `pendingStepId`), replacing one
  * of the same step. The open step of the ledger stays open: its records are those of the step.
  * KEYS: history, meta, owner, ledger. ARGV: fence, write id, expected history length, step id, the
