@@ -14,6 +14,8 @@ export interface GlobalOptions {
   readonly timeout?: number;
   /** `--tool-timeout`: each tool call's time budget, in ms. */
   readonly toolTimeout?: number;
+  /** `--mcp-config`: the MCP servers' config file (default: `kosong.json`, else `~/.config/kosong/config.json`). */
+  readonly mcpConfig?: string;
   /** Whether `--provider` was given on the command line (not its default). */
   readonly providerChosen?: boolean;
 }

@@ -11,7 +11,9 @@ import {
   type GenerationOptions,
   type ProviderPluginFactory,
   type TimeoutBudgets,
+  type Toolset,
 } from '@kosong/core';
+import { combineToolsets } from '@kosong/toolset-simple';
 import type { UsageLedger } from '@kosong/core/kernel';
 import { describeFailure, type Renderer } from './render/renderer.js';
 import { builtinToolset } from './tools/builtin-tools.js';
@@ -40,6 +42,8 @@ export interface CliSessionOptions {
    */
   readonly usageLedger?: (UsageLedger & { close?(): Promise<void> }) | undefined;
   readonly env: Readonly<Record<string, string | undefined>>;
+  /** The MCP servers' tools, offered beside the built-in ones; closed with the session. */
+  readonly mcp?: (Toolset & { close(): Promise<void> }) | undefined;
 }
 
 /** What the model is told at the end of its reply that Ctrl-C cut off (the reply so far before it). */
@@ -82,8 +86,17 @@ export class CliSession {
     const kernel = new Kernel(options.usageLedger === undefined ? {} : { usageLedger: options.usageLedger });
     const builtin = builtinToolset({ cwd: options.cwd, offerBash: true });
     // Without --allow-bash, every bash call waits for the approval handler's decision (core's approval gate).
-    const toolset = options.allowBash ? builtin : requireApproval(builtin, ['bash']);
-    await kernel.use(options.provider.create(options.env), definePlugin({ name: 'builtin-tools', setup: (ctx) => ctx.bindToolset(toolset) }));
+    const gated = options.allowBash ? builtin : requireApproval(builtin, ['bash']);
+    const { mcp } = options;
+    const toolset = mcp === undefined ? gated : combineToolsets({ name: 'built-in tools', toolset: gated }, { name: 'MCP servers', toolset: mcp });
+    const tools = definePlugin({
+      name: 'builtin-tools',
+      setup: (ctx) => {
+        if (mcp !== undefined) ctx.onDispose(() => mcp.close());
+        ctx.bindToolset(toolset);
+      },
+    });
+    await kernel.use(options.provider.create(options.env), tools);
     const agent = kernel.agent({
       provider: options.provider.name,
       systemPrompt: options.systemPrompt,

@@ -16,6 +16,7 @@ import { terminalCapabilities } from './terminal/terminal-capabilities.js';
 import { parseDuration } from './timeout-flags.js';
 import { registerUsageCommand } from './usage/usage-registration.js';
 import { registerServeCommand } from './serve-command.js';
+import { registerMcpCommand } from './mcp/mcp-command.js';
 
 const EXIT_CODES_HELP =
   'Exit codes: 0 done, 1 the turn failed, 2 bad usage or setup (nothing ran),\n3 the turn stopped at --max-steps, 124 the turn ran out of --timeout, 130 interrupted (Ctrl-C).';
@@ -42,6 +43,7 @@ const program = new Command()
   .option('--temperature <t>', 'sampling temperature, 0 to 2 (a provider that allows less refuses more)', generationValue('temperature'))
   .option('--timeout <duration>', 'time budget of each turn: ms, or with a unit (90s, 2m); its end stops the turn (exit 124)', parseDuration)
   .option('--tool-timeout <duration>', 'time budget of each tool call: ms, or with a unit (30s); the model is told the call timed out', parseDuration)
+  .option('--mcp-config <file>', 'MCP servers to give the model, in the mcpServers JSON shape (default: kosong.json here, else ~/.config/kosong/config.json)')
   // Words that are not a command reach the default action, which names them (not "too many arguments").
   .allowExcessArguments(true)
   // `kosong help [command]`, as `kosong [command] --help`; a command's help lists the global options too.
@@ -67,6 +69,7 @@ const WORKER_REFUSES: readonly (readonly [keyof GlobalOptions, string])[] = [
   ['json', '--json'],
   ['timeout', '--timeout'],
   ['toolTimeout', '--tool-timeout'],
+  ['mcpConfig', '--mcp-config'],
 ];
 
 /** The global options, and whether `--provider` was given (not its default). */
@@ -167,6 +170,7 @@ program
 
 registerUsageCommand(program);
 registerServeCommand(program, globalOptions);
+registerMcpCommand(program, globalOptions);
 
 // No command: chat. A word that is not a command is an error naming it.
 program.action(async () => {

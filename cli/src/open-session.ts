@@ -39,7 +39,7 @@ export async function openSession(
   terminal: TerminalCapabilities,
   ask: AskUser | undefined,
   command: 'run' | 'chat',
-): Promise<{ session: Session; renderer: Renderer }> {
+): Promise<{ session: Session; renderer: Renderer; describeTools: () => string }> {
   // Only chat goes on after Ctrl-C stopped a turn: there, a second one exits.
   const renderer: Renderer = options.json ? new JsonRenderer(process.stdout) : new TerminalRenderer(process.stdout, terminal, { secondCtrlCExits: command === 'chat' });
   // Without --allow-bash, bash calls are put to the user (local: before they run; --redis: when the worker defers them).
@@ -62,8 +62,9 @@ export async function openSession(
     } catch (error) {
       fail((error as Error).message);
     }
+    if (options.mcpConfig !== undefined) fail('--mcp-config is not supported with --redis: the tools are the worker\'s');
     const session = new RemoteCliSession({ redis: options.redis, renderer, systemPrompt: options.system, maxSteps: options.maxSteps, session: options.session, onApproval, approvalSecret });
-    return { session, renderer };
+    return { session, renderer, describeTools: () => 'the tools are those of the kosong worker processes that run the turns' };
   }
   const provider = await chosenProvider(options.provider, fail);
   let usageLedger: UsageFileLedger;
@@ -72,6 +73,8 @@ export async function openSession(
   } catch (error) {
     fail((error as Error).message);
   }
+  // The MCP servers of the config (kosong.json, ~/.config/kosong/config.json, --mcp-config): each a setup error if it cannot be used.
+  const mcp = await (await import('./mcp/open-mcp.js')).openMcpServers(options.mcpConfig, process.cwd());
   try {
     const session = await CliSession.open({
       provider,
@@ -86,9 +89,11 @@ export async function openSession(
       timeouts: timeoutBudgets(options),
       usageLedger,
       env: providerEnvironment(provider.name, process.env, options),
+      ...(mcp.toolset === undefined ? {} : { mcp: mcp.toolset }),
     });
-    return { session, renderer };
+    return { session, renderer, describeTools: mcp.describeTools };
   } catch (error) {
+    await mcp.toolset?.close();
     fail(
       error instanceof ProviderOptionError
         ? error.message

@@ -3,12 +3,13 @@ export const CHAT_HELP = [
   'Type a message and press Enter to send it. A line ending with \\ continues on the next line;',
   'pasted lines are one message (press Enter to send it).',
   '  /help          this help',
+  '  /tools         the tools the model has: built-in, then each MCP server\'s',
   '  /exit, /quit   end the session (so does Ctrl-D on an empty line)',
   '  Ctrl-C         stops the running turn; at the prompt, clears the line; twice in a row, exits',
 ].join('\n');
 
 /** The commands of a chat session. */
-export type ChatCommand = 'help' | 'exit';
+export type ChatCommand = 'help' | 'exit' | 'tools';
 
 /**
  * The chat command an input is, if it is one: a single word after a `/` (`/help`). Anything else,
@@ -21,6 +22,8 @@ export function chatCommand(input: string): ChatCommand | { readonly unknown: st
   switch (match[1]!.toLowerCase()) {
     case 'help':
       return 'help';
+    case 'tools':
+      return 'tools';
     case 'exit':
     case 'quit':
       return 'exit';

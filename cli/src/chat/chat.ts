@@ -18,7 +18,7 @@ export async function runChat(options: GlobalOptions): Promise<void> {
   const terminal = terminalCapabilities(process.stdout, process.stdin, process.env);
   // Bash calls are put to the user at the terminal (unless --allow-bash), on the reader's own line.
   const ask = canAskUser(options, process.stdin, process.stdout) ? (question: string, signal: AbortSignal) => reader.question(question, signal) : undefined;
-  const { session, renderer } = await openSession(options, terminal, ask, 'chat');
+  const { session, renderer, describeTools } = await openSession(options, terminal, ask, 'chat');
   // A person at a terminal (not a pipe, not --json): Ctrl-C at the prompt clears before it exits.
   const person = process.stdin.isTTY === true && !options.json;
   const lineEditing = person && terminal.lineEditing;
@@ -65,6 +65,7 @@ export async function runChat(options: GlobalOptions): Promise<void> {
     const command = chatCommand(text);
     if (command === 'exit') break;
     if (command === 'help') renderer.info(CHAT_HELP);
+    else if (command === 'tools') renderer.info(describeTools());
     else if (command !== undefined) renderer.info(`unknown command ${command.unknown}; /help lists the commands`);
     else lastOutcome = await session.turn(text);
   }

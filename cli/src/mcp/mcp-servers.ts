@@ -1,0 +1,52 @@
+/**
+ * The CLI's MCP servers, connected: their tools offered to the model beside the built-in ones.
+ *
+ * @module
+ */
+import { pathToFileURL } from 'node:url';
+import type { Tool } from '@kosong/core';
+import { McpTenantToolset, type McpServers } from '@kosong/toolset-mcp';
+import type { CliMcpConfig } from './mcp-config.js';
+
+/** The separator between a server's name and its tool's name in what the model sees: `everything__echo`. */
+export const MCP_TOOL_SEPARATOR = '__';
+
+/** One server's tools as the model sees them, for listings. */
+export interface CliMcpServerTools {
+  readonly server: string;
+  readonly tools: readonly Tool[];
+}
+
+/**
+ * Connects every server of the config (at once), each tool named `<server>__<tool>`, the working
+ * directory offered as the servers' root. The servers' stderr is not shown (servers log there).
+ * `undefined` when the config has no servers.
+ *
+ * @throws the first server's failure (an `McpConnectionError` naming it); nothing stays open then.
+ */
+export async function connectMcpServers(config: CliMcpConfig, cwd: string): Promise<McpTenantToolset | undefined> {
+  if (config.servers.length === 0) return undefined;
+  const roots = [{ uri: pathToFileURL(cwd).href, name: 'workspace' }];
+  const servers: McpServers = Object.fromEntries(
+    config.servers.map(({ name, server }) => [
+      name,
+      { server: server.type === 'stdio' ? { ...server, stderr: 'ignore' as const } : server, prefix: `${name}${MCP_TOOL_SEPARATOR}`, roots },
+    ]),
+  );
+  return McpTenantToolset.connect({ tenant: 'kosong', servers });
+}
+
+/** Each server's tools, as offered now. */
+export function mcpServerTools(mcp: McpTenantToolset | undefined): CliMcpServerTools[] {
+  return (mcp?.servers ?? []).map((server) => ({ server, tools: mcp!.server(server).tools }));
+}
+
+/** What `/tools` prints: the built-in tools, then each server's. */
+export function describeTools(builtin: readonly Tool[], mcp: McpTenantToolset | undefined): string {
+  const lines = [`built-in: ${builtin.map((t) => t.name).join(', ')}`];
+  for (const { server, tools } of mcpServerTools(mcp)) {
+    lines.push(`mcp server ${server} (${tools.length} ${tools.length === 1 ? 'tool' : 'tools'})${tools.length === 0 ? '' : ':'}`);
+    for (const tool of tools) lines.push(`  ${tool.name}`);
+  }
+  return lines.join('\n');
+}

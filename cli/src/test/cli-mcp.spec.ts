@@ -1,0 +1,164 @@
+/**
+ * MCP servers in the CLI: the `mcpServers` config (`kosong.json` in the project, the user's
+ * `~/.config/kosong/config.json`, `--mcp-config FILE`), `kosong mcp list`, `/tools`, and the model
+ * calling a server's tool (`--provider echo`: the prompt is the script the model plays), against
+ * `@modelcontextprotocol/server-everything` over stdio.
+ */
+import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { expect } from 'chai';
+import { jsonEvents, killLeftovers, makeWorkspace, runCli, type Workspace } from './cli-harness.js';
+
+/** server-everything's entry point (`node <it> stdio`). */
+const EVERYTHING = join(dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/package.json')), 'dist', 'index.js');
+
+/** The pids of processes whose command line has `marker` (server-everything ignores arguments after its transport). */
+function processesWith(marker: string): number[] {
+  try {
+    return execFileSync('pgrep', ['-f', marker], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
+  } catch (error) {
+    if ((error as { status?: number }).status === 1) return []; // none
+    throw error;
+  }
+}
+
+describe('kosong CLI: MCP servers', function () {
+  this.timeout(60_000);
+  let ws: Workspace;
+  /** The user's config directory of these runs (`XDG_CONFIG_HOME`): never the real one. */
+  let configHome: string;
+  let env: Record<string, string>;
+  /** A mark on the command line of this test's server processes. */
+  let marker: string;
+
+  const everything = (extra: Record<string, unknown> = {}) => ({ command: process.execPath, args: [EVERYTHING, 'stdio', marker], ...extra });
+  const writeConfig = (file: string, config: unknown) => {
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, JSON.stringify(config));
+    return file;
+  };
+
+  beforeEach(() => {
+    ws = makeWorkspace();
+    configHome = join(ws.base, 'config-home');
+    env = { XDG_CONFIG_HOME: configHome };
+    marker = `kosong-mcp-test-${randomUUID()}`;
+  });
+  afterEach(() => {
+    killLeftovers();
+    for (const pid of processesWith(marker)) process.kill(pid, 'SIGKILL');
+    ws.remove();
+  });
+
+  it('kosong mcp list: the servers of kosong.json and their tools; no server process is left', async () => {
+    writeConfig(join(ws.cwd, 'kosong.json'), { mcpServers: { everything: everything() } });
+    const run = await runCli(['mcp', 'list'], ws.cwd, { env });
+    expect(run.stderr).to.equal('');
+    expect(run.code).to.equal(0);
+    const lines = run.stdout.split('\n');
+    expect(lines[0]).to.equal(`${join(ws.cwd, 'kosong.json')}: 1 server`);
+    expect(lines[1]).to.match(/^everything \(stdio: .*server-everything\/dist\/index\.js stdio kosong-mcp-test-.*\): \d+ tools$/);
+    expect(lines).to.include.members(['  everything__echo', '  everything__get-sum', '  everything__get-structured-content']);
+    expect(processesWith(marker)).to.deep.equal([]);
+  });
+
+  it('--mcp-config FILE wins over kosong.json; without either, the user\'s config/kosong/config.json', async () => {
+    writeConfig(join(ws.cwd, 'kosong.json'), { mcpServers: { project: everything() } });
+    const other = writeConfig(join(ws.base, 'other.json'), { mcpServers: { flagged: everything() } });
+    const flagged = await runCli(['--mcp-config', other, 'mcp', 'list'], ws.cwd, { env });
+    expect(flagged.stdout).to.match(/^flagged \(stdio/m).and.not.match(/^project/m);
+
+    const user = writeConfig(join(configHome, 'kosong', 'config.json'), { mcpServers: { mine: everything() } });
+    const sub = join(ws.cwd, 'src'); // no kosong.json there
+    const fromUser = await runCli(['mcp', 'list'], sub, { env });
+    expect(fromUser.code).to.equal(0);
+    expect(fromUser.stdout).to.match(new RegExp(`^${user.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: 1 server$`, 'm'));
+    expect(fromUser.stdout).to.match(/^mine \(stdio/m);
+  });
+
+  it('no config anywhere: mcp list says so (exit 0), and a session runs with the built-in tools only', async () => {
+    const list = await runCli(['mcp', 'list'], ws.cwd, { env });
+    expect(list.code).to.equal(0);
+    expect(list.stdout).to.equal('no MCP servers: none configured (kosong.json in this directory, ~/.config/kosong/config.json, or --mcp-config FILE)\n');
+    const chat = await runCli(['chat'], ws.cwd, { env, input: '/tools\n' });
+    expect(chat.code).to.equal(0);
+    expect(chat.stdout).to.include('built-in: read_file, list_directory, calculate, bash');
+    expect(chat.stdout).to.not.include('mcp server');
+  });
+
+  it('the model calls a server\'s tool as <server>__<tool>; the server ends with the run', async () => {
+    writeConfig(join(ws.cwd, 'kosong.json'), { mcpServers: { everything: everything() } });
+    const script = `tool_call: ${JSON.stringify({ id: 'c1', name: 'everything__echo', arguments: JSON.stringify({ message: 'from the model' }) })}`;
+    const run = await runCli(['--provider', 'echo', '--json', '--max-steps', '1', 'run', script], ws.cwd, { env });
+    expect(run.stderr).to.equal('');
+    const results = jsonEvents(run.stdout).filter((e) => e.type === 'tool_result');
+    expect(results).to.have.length(1);
+    expect(results[0]!.result).to.deep.include({ toolCallId: 'c1', returnValue: { isError: false, output: [{ type: 'text', text: 'Echo: from the model' }], message: '', display: [] } });
+    expect(processesWith(marker)).to.deep.equal([]);
+  });
+
+  it('/tools in the chat: the built-in tools, then each server\'s', async () => {
+    writeConfig(join(ws.cwd, 'kosong.json'), { mcpServers: { everything: everything(), again: everything() } });
+    const chat = await runCli(['chat'], ws.cwd, { env, input: '/tools\n/exit\n' });
+    expect(chat.stderr).to.equal('');
+    expect(chat.code).to.equal(0);
+    const lines = chat.stdout.split('\n');
+    const builtin = lines.indexOf('built-in: read_file, list_directory, calculate, bash');
+    const first = lines.findIndex((line) => /^mcp server everything \(\d+ tools\):$/.test(line));
+    const second = lines.findIndex((line) => /^mcp server again \(\d+ tools\):$/.test(line));
+    expect(builtin, chat.stdout).to.be.greaterThan(-1);
+    expect(first).to.be.greaterThan(builtin);
+    expect(second).to.be.greaterThan(first);
+    expect(lines.slice(first, second)).to.include.members(['  everything__echo', '  everything__get-roots-list']);
+    expect(lines.slice(second)).to.include('  again__echo');
+  });
+
+  it('unknown keys are a setup error naming the key (exit 2), at the top and in a server; nothing is started', async () => {
+    writeConfig(join(ws.cwd, 'kosong.json'), { mcpServers: { everything: everything({ argz: [] }) } });
+    const inServer = await runCli(['mcp', 'list'], ws.cwd, { env });
+    expect(inServer.code).to.equal(2);
+    expect(inServer.stderr).to.include(`${join(ws.cwd, 'kosong.json')}: mcpServers.everything: unknown key "argz" (the keys of a stdio server: type, command, args, env, cwd)`);
+
+    writeConfig(join(ws.cwd, 'kosong.json'), { mcpServers: {}, mcpServer: {} });
+    const top = await runCli(['run', 'hello'], ws.cwd, { env });
+    expect(top.code).to.equal(2);
+    expect(top.stderr).to.include('kosong.json: unknown key "mcpServer" (its keys: mcpServers)');
+
+    writeConfig(join(ws.cwd, 'kosong.json'), { mcpServers: { remote: { url: 'http://127.0.0.1:1/mcp', header: {} } } });
+    const http = await runCli(['run', 'hello'], ws.cwd, { env });
+    expect(http.code).to.equal(2);
+    expect(http.stderr).to.include('mcpServers.remote: unknown key "header" (the keys of a http server: type, url, headers)');
+
+    writeFileSync(join(ws.cwd, 'kosong.json'), '{ not json');
+    const broken = await runCli(['mcp', 'list'], ws.cwd, { env });
+    expect(broken.code).to.equal(2);
+    expect(broken.stderr).to.match(/kosong\.json: not JSON: /);
+
+    const missing = await runCli(['--mcp-config', 'nope.json', 'mcp', 'list'], ws.cwd, { env });
+    expect(missing.code).to.equal(2);
+    expect(missing.stderr).to.include(`${join(ws.cwd, 'nope.json')}: cannot be read: ENOENT`);
+    expect(processesWith(marker)).to.deep.equal([]);
+  });
+
+  it('a server that cannot start: a session is a setup error naming it (exit 2); mcp list says it and lists the others (exit 1)', async () => {
+    writeConfig(join(ws.cwd, 'kosong.json'), { mcpServers: { ghost: { command: 'kosong-no-such-mcp-server' }, everything: everything() } });
+    const run = await runCli(['run', 'hello'], ws.cwd, { env });
+    expect(run.code).to.equal(2);
+    expect(run.stderr).to.match(/MCP server "ghost": cannot connect: .*ENOENT/);
+    expect(processesWith(marker), 'the other server was closed again').to.deep.equal([]);
+
+    const list = await runCli(['mcp', 'list'], ws.cwd, { env });
+    expect(list.code).to.equal(1);
+    expect(list.stdout).to.match(/^ghost \(stdio: kosong-no-such-mcp-server\): MCP server "ghost": cannot connect: .*ENOENT/m);
+    expect(list.stdout).to.include('  everything__echo');
+  });
+
+  it('--mcp-config with --redis is refused (the worker has the tools)', async () => {
+    const run = await runCli(['--redis', 'redis://127.0.0.1:1', '--mcp-config', 'kosong.json', 'run', 'hello'], ws.cwd, { env });
+    expect(run.code).to.equal(2);
+    expect(run.stderr).to.include('--mcp-config is not supported with --redis');
+  });
+});
