@@ -107,7 +107,8 @@ describe('concurrent resumes of one pending step (real Redis)', function () {
     await checkPair(session, ['approve', 'approve'], outcomes);
   });
 
-  it(`${PROCESS_PAIRS} pairs in two processes at once (approve/approve and approve/deny): the tool runs at most once`, async () => {
+  it(`${PROCESS_PAIRS} pairs in two processes at once (approve/approve and approve/deny): the tool runs at most once`, async function () {
+    this.timeout(60_000 + PROCESS_PAIRS * 15_000); // two processes start for each pair
     for (let n = 0; n < PROCESS_PAIRS; n++) {
       const session = `procs-${n}`;
       const callId = await pendingSession(session);
