@@ -4,6 +4,8 @@ import { constants, existsSync, type Dirent } from 'node:fs';
 import { readdir, type FileHandle } from 'node:fs/promises';
 import { relative, resolve } from 'node:path';
 import { bashTool } from './bash-tool.js';
+import { fileEditTools } from './file-edits.js';
+import { searchTools } from './workspace-search.js';
 import { calculate } from './calculator.js';
 import { readTextFile } from './read-text-file.js';
 import { defineStringArgumentTool } from './string-argument-tool.js';
@@ -18,6 +20,8 @@ export interface BuiltinToolsOptions {
    * around the toolset: the CLI wraps it with `requireApproval` unless `--allow-bash`.
    */
   readonly offerBash?: boolean;
+  /** Let `write_file` and `edit_file` change files without asking (default `false`: each call needs approval). */
+  readonly allowEdits?: boolean;
 }
 
 /**
@@ -26,9 +30,13 @@ export interface BuiltinToolsOptions {
  * `openInside`), so nothing outside the working directory can be reached, not even through a path
  * swapped for a symbolic link while the call runs.
  *
- * The three that only read declare the replay policy `'safe'`: a call of theirs interrupted by a
- * crash runs again when its step is completed. `bash` declares none (`'never'`): an interrupted
- * command is never run again; the model is told it was interrupted and may have run.
+ * Also `grep` and `glob` (see `searchTools`), and `write_file` and `edit_file` (see
+ * `fileEditTools`), whose calls each need approval unless {@link BuiltinToolsOptions.allowEdits}.
+ *
+ * The tools that only read declare the replay policy `'safe'`: a call of theirs interrupted by a
+ * crash runs again when its step is completed. `bash`, `write_file` and `edit_file` declare none
+ * (`'never'`): an interrupted call is never run again; the model is told it was interrupted and may
+ * have run.
  */
 export function builtinToolset(options: BuiltinToolsOptions): SimpleToolset {
   const { cwd } = options;
@@ -67,6 +75,7 @@ export function builtinToolset(options: BuiltinToolsOptions): SimpleToolset {
       },
     }),
   ];
+  tools.push(...searchTools(cwd), ...fileEditTools({ cwd, needsApproval: options.allowEdits !== true }));
   if (options.offerBash) tools.push(bashTool(cwd));
   return new SimpleToolset(tools, { name: 'builtin', maxOutputChars: 100_000 });
 }
