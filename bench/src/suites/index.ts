@@ -17,6 +17,7 @@ import { governanceSuite } from './governance/index.js';
 import { growthSuite } from './growth/index.js';
 import { kernelSuite } from './kernel/index.js';
 import { ledgerSuite } from './ledger/index.js';
+import { mcpSuite } from './mcp/index.js';
 import { openAISuite } from './openai/index.js';
 import { openAIResponsesSuite } from './openai-responses/index.js';
 import { otelSuite } from './otel/index.js';
@@ -43,6 +44,7 @@ export const suites: readonly Suite[] = [
   aiSdkSuite,
   governanceSuite,
   serverSuite,
+  mcpSuite,
 ];
 
 /** The suite called `name`; throws if there is none. */

@@ -28,7 +28,7 @@ import {
   type ServerCapabilities,
   type Tool as McpToolInfo,
 } from '@modelcontextprotocol/sdk/types.js';
-import { withChildSignal } from './abort.js';
+import { withChildSignal, withRequestSignal } from './abort.js';
 import { clientCapabilities, installClientFeatures, type McpClientFeatures } from './mcp-client-features.js';
 import { isStdioBufferOverflow, McpMessageTooLargeError } from './mcp-message-limit.js';
 import { createTransport, SSE_FALLBACK_STATUSES, sseFallbackOf, type McpServerConfig } from './mcp-server-config.js';
@@ -236,7 +236,7 @@ export class McpConnection {
     const params = { name, arguments: args, ...(token === undefined ? {} : { _meta: { progressToken: token } }) };
     try {
       if (options.asTask) return await this.#callToolAsTask(params, signal);
-      const result = await withChildSignal(signal, (child) => this.#client.callTool(params, undefined, { signal: child, timeout: this.#timeoutMs }));
+      const result = await withRequestSignal(signal, (child) => this.#client.callTool(params, undefined, { signal: child, timeout: this.#timeoutMs }));
       return result as CallToolResult;
     } finally {
       if (token !== undefined) this.#progress.delete(token);
