@@ -15,9 +15,9 @@ import type { CapGate, CapKind, LimitStore, Pacer, PaceKind, StepGrant } from '.
 import { TenantBudgetExceededError, TenantLimitError, type TenantLimitName } from './limit-errors.js';
 import type { Pricing } from './pricing.js';
 import { RatePacer, type PaceRefusal } from './rate-pacer.js';
-import { DEFAULT_LIMIT_MAX_WAIT_MS, type TenantLimits } from './tenant-limits.js';
+import { DEFAULT_LIMIT_MAX_WAIT_MS, type TenantBudget, type TenantLimits } from './tenant-limits.js';
 import { estimateRequestTokens } from './token-estimate.js';
-import { periodOf, type UsageLedger } from './usage-ledger.js';
+import { MemoryUsageLedger, periodOf, type UsageLedger } from './usage-ledger.js';
 
 /** What a governor needs of the kernel. @internal */
 export interface GovernorHost {
@@ -56,6 +56,8 @@ export class TenantGovernor {
   /** Counted in this process (no shared store): a gate answers `tryAcquire` synchronously. */
   readonly #local: boolean;
   readonly #toolsets = new WeakMap<Toolset, Toolset>();
+  /** The budget's period as last computed (recomputed once it is over). */
+  #period: { readonly per: TenantBudget['per']; readonly start: number; readonly end: number } | undefined;
   #closed: unknown;
   /** Aborted by {@link TenantGovernor.close}: ends the pacing waits. */
   readonly #closing = new AbortController();
@@ -144,13 +146,56 @@ export class TenantGovernor {
    * (Synchronously admitted, with no promise, when the tenant has only caps and they have room.)
    */
   admit(request: AdmissionRequest): Admission | Promise<Admission> {
-    // Only caps, and room under them: admitted at once, without a promise.
-    if (this.#local && this.#closed === undefined && this.#requests === undefined && this.#tokens === undefined && this.#limits.budget === undefined && request.signal?.aborted !== true) {
-      const steps = this.#steps;
-      if (steps === undefined) return this.#admitted(undefined, undefined, 0);
-      if (steps.tryAcquire() === true) return this.#admitted(steps, undefined, 0);
+    // In memory, with room under every limit now: admitted at once, without a promise.
+    if (this.#local && this.#closed === undefined && request.signal?.aborted !== true) {
+      const admitted = this.#admitNow(request);
+      if (admitted !== undefined) return admitted;
     }
     return this.#admit(request);
+  }
+
+  /**
+   * Admits a step synchronously when every limit has room now (in memory): its budget not spent,
+   * its request and tokens within their pacers' credit (see `RatePacer.tryTakeNow`), a place under
+   * its cap. `undefined`, with nothing taken, when one of them cannot answer so: the step then goes
+   * the way that queues, waits and refuses.
+   */
+  #admitNow(request: AdmissionRequest): Admission | undefined {
+    const budget = this.#limits.budget;
+    if (budget !== undefined && !this.#underBudgetNow(budget, request.provider)) return undefined;
+    const requests = this.#requests as RatePacer | undefined;
+    const tokens = this.#tokens as RatePacer | undefined;
+    if (requests !== undefined && !requests.tryTakeNow(1)) return undefined;
+    let estimate = 0;
+    if (tokens !== undefined) {
+      estimate = estimateRequestTokens(request.systemPrompt, request.tools, request.history);
+      if (!tokens.tryTakeNow(estimate)) {
+        requests?.adjustNow(-1, requests.windowMark);
+        return undefined;
+      }
+    }
+    const steps = this.#steps;
+    if (steps !== undefined && steps.tryAcquire() !== true) {
+      requests?.adjustNow(-1, requests.windowMark);
+      tokens?.adjustNow(-Math.min(estimate, tokens.max), tokens.windowMark);
+      return undefined;
+    }
+    if (steps === undefined && tokens === undefined) return NOTHING_HELD;
+    return new HeldAdmission(steps, tokens, estimate);
+  }
+
+  /** The tenant's spend of the budget's period is known now (the memory ledger) and below the budget, and the model has a price. */
+  #underBudgetNow(budget: TenantBudget, provider: ChatProvider): boolean {
+    const ledger = this.host.ledger;
+    if (!(ledger instanceof MemoryUsageLedger)) return false;
+    const now = Date.now();
+    let period = this.#period;
+    if (period === undefined || period.per !== budget.per || now >= period.end || now < period.start) {
+      const { start, end } = periodOf(budget.per, now);
+      period = this.#period = { per: budget.per, start, end };
+    }
+    if (this.host.pricing.priceOf(provider.name, provider.modelName) === undefined) return false;
+    return ledger.spentUsd(this.tenant, period.start) < budget.usd;
   }
 
   async #admit(request: AdmissionRequest): Promise<Admission> {
@@ -203,7 +248,7 @@ export class TenantGovernor {
       if (tokens) void tokens.refund(estimate).catch(ignore);
       throw error;
     }
-    return this.#admitted(steps, tokens, estimate);
+    return tokens === undefined ? this.#admitted(steps, undefined, 0) : new HeldAdmission(steps, tokens, estimate, false);
   }
 
   /**
@@ -294,22 +339,52 @@ export class TenantGovernor {
     return governed;
   }
 
+  /**
+   * Give back a place of the tool-call gate once a call's result settles, passing the result on:
+   * one pair for every call (the gate, once made, stays), where `finally` would make closures and
+   * promises per call.
+   */
+  readonly #releasedResult = (result: ToolResult): ToolResult => {
+    this.#toolCalls!.release();
+    return result;
+  };
+  readonly #releasedError = (error: unknown): never => {
+    this.#toolCalls!.release();
+    throw error;
+  };
+
+  /** Runs the call holding a place of `gate` (the tool-call gate), and gives it back when its result settles (or it throws). */
+  #holding<C>(gate: CapGate, inner: Toolset<C>, call: ToolCall, context: ToolContext<C>): ToolResult | Promise<ToolResult> {
+    let result: ToolResult | Promise<ToolResult>;
+    try {
+      result = inner.handle(call, context);
+    } catch (error) {
+      gate.release();
+      throw error;
+    }
+    if (typeof (result as Promise<ToolResult>)?.then !== 'function') {
+      gate.release();
+      return result;
+    }
+    return (result as Promise<ToolResult>).then(this.#releasedResult, this.#releasedError);
+  }
+
   #govern<C>(inner: Toolset<C>): Toolset<C> {
     /** Over the cap (or, with a shared store, refused by it): refused, or queued. */
     const overCap = (gate: CapGate, call: ToolCall, context: ToolContext<C>): Promise<ToolResult> => {
       const limits = this.#limits;
       const refusal = (reason: 'refused' | 'timeout'): TenantLimitError => this.#capError('maxConcurrentToolCalls', gate, reason);
       if (limits.onLimit === 'refuse') throw refusal('refused');
-      return gate.acquire(context.signal, limits.maxWaitMs ?? DEFAULT_LIMIT_MAX_WAIT_MS, () => refusal('timeout')).then(() => holding(gate, () => inner.handle(call, context)));
+      return gate.acquire(context.signal, limits.maxWaitMs ?? DEFAULT_LIMIT_MAX_WAIT_MS, () => refusal('timeout')).then(() => this.#holding(gate, inner, call, context));
     };
     const handle = (call: ToolCall, context: ToolContext<C>): ToolResult | Promise<ToolResult> => {
       const gate = this.#toolCalls;
       // A shared store's gate without a cap (lifted) is not asked: no round trip for a call that nothing limits.
       if (gate === undefined || (!this.#local && gate.cap === undefined)) return inner.handle(call, context);
       const taken = gate.tryAcquire();
-      if (taken === true) return holding(gate, () => inner.handle(call, context));
+      if (taken === true) return this.#holding(gate, inner, call, context);
       if (taken === false) return overCap(gate, call, context);
-      return taken.then((ok) => (ok ? holding(gate, () => inner.handle(call, context)) : overCap(gate, call, context)));
+      return taken.then((ok) => (ok ? this.#holding(gate, inner, call, context) : overCap(gate, call, context)));
     };
     const governed: Toolset<C> = {
       get tools() {
@@ -323,6 +398,41 @@ export class TenantGovernor {
   }
 }
 
+/** A step admitted in memory that holds nothing to give back (no cap, no tokens pacer). */
+const NOTHING_HELD: Admission = Object.freeze({ end: () => undefined });
+
+/**
+ * A step admitted in memory holding a place of `steps` (if any) and `estimate` tokens of `tokens`
+ * (if any): its end gives the place back and corrects the tokens with the real usage — from the
+ * pacer's credit at once when it can, else through the limiter.
+ */
+class HeldAdmission implements Admission {
+  #ended = false;
+  /** The tokens pacer's window mark at the take (see `RatePacer.windowMark`): a correction to fewer tokens is given back to that window only. */
+  readonly #mark: number;
+
+  constructor(
+    private readonly steps: CapGate | undefined,
+    private readonly tokens: Pacer | undefined,
+    private readonly estimate: number,
+    /** Whether the tokens were taken from the pacer's credit (then its mark is the window's). */
+    taken = true,
+  ) {
+    this.#mark = taken && tokens instanceof RatePacer ? tokens.windowMark : Number.NaN;
+  }
+
+  end(usage: TokenUsage | undefined): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    if (this.steps) this.steps.release();
+    const tokens = this.tokens;
+    if (tokens === undefined || usage === undefined) return;
+    const delta = totalTokens(usage) - Math.min(this.estimate, tokens.max);
+    if (tokens instanceof RatePacer && tokens.adjustNow(delta, this.#mark)) return;
+    void tokens.adjust(delta).catch(ignore);
+  }
+}
+
 /** A step admitted by a store at once: its end corrects the tokens as {@link TenantGovernor} does in memory. */
 function granted(grant: StepGrant, tokens: Pacer | undefined, estimate: number): Admission {
   let ended = false;
@@ -333,22 +443,6 @@ function granted(grant: StepGrant, tokens: Pacer | undefined, estimate: number):
       grant.end(tokens !== undefined && usage !== undefined ? totalTokens(usage) - Math.min(estimate, tokens.max) : 0);
     },
   };
-}
-
-/** Runs `run` holding a place of `gate`, and gives it back when what it returns settles (or it throws). */
-function holding(gate: CapGate, run: () => ToolResult | Promise<ToolResult>): ToolResult | Promise<ToolResult> {
-  let result: ToolResult | Promise<ToolResult>;
-  try {
-    result = run();
-  } catch (error) {
-    gate.release();
-    throw error;
-  }
-  if (typeof (result as Promise<ToolResult>)?.then !== 'function') {
-    gate.release();
-    return result;
-  }
-  return (result as Promise<ToolResult>).finally(() => gate.release());
 }
 
 function ignore(): void {}

@@ -117,6 +117,7 @@ export class ConcurrencyGate implements CapGate {
 
   #drain(): void {
     const queue = this.#queue;
+    if (queue.length === 0) return; // nobody queued (the common case): not even the length is written
     while (this.#head < queue.length && (this.#cap === undefined || this.#active < this.#cap)) {
       const waiter = queue[this.#head++]! as Waiter;
       if (waiter.done) continue;

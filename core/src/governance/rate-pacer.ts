@@ -48,15 +48,42 @@ export interface PaceRefusal {
   readonly reason: 'refused';
 }
 
+/** A take that needed no wait: one settled promise for all of them. */
+const TAKEN: Promise<undefined> = Promise.resolve(undefined);
+
+/** Never use credit closer than this to the end of its window (ms): the limiter's clock read may differ by a little. */
+const CREDIT_MARGIN_MS = 5;
+/** A prefetch takes at most this share of the room the window has left. */
+const PREFETCH_SHARE = 8;
+/** …and at most this many times the largest draw seen. */
+const PREFETCH_DRAWS = 64;
+
 /**
  * At most `max` points per fixed one-minute window (the window opens with the first take after
  * the previous one closed), counted by a rate-limiter-flexible limiter under `key`: a
  * `RateLimiterMemory` of its own unless one is given (e.g. a `RateLimiterRedis` with a 60 s
  * duration, shared by processes). Takers of this pacer queue in arrival order: only the first one
  * waiting retries, so a later small request cannot overtake an earlier large one.
+ *
+ * With a limiter of its own (no other taker counts in it), a take that reaches the limiter also
+ * takes some points ahead — at most an eighth of the room the window has left, and 64 times the
+ * largest take or correction seen — as a credit of this window: later takes and corrections draw
+ * on it at once ({@link RatePacer.tryTakeNow}, without a promise), until it runs out or its window
+ * closes. What the window counts is what was taken plus the credit left, so a take is refused
+ * exactly when it would be without the credit; {@link RatePacer.current} and refusals report the
+ * points taken (without the credit).
  */
 export class RatePacer implements Pacer {
   readonly #limiter: PaceLimiter;
+  /** Whether the limiter is this pacer's own (nobody else counts in it): credit may be taken ahead. */
+  readonly #own: boolean;
+  /** Points the limiter counted that no take used yet, usable until {@link #creditEnds} (ms). */
+  #credit = 0;
+  #creditEnds = 0;
+  /** The room the window had after the last consume that set the credit (less what was counted since). */
+  #room = 0;
+  /** The largest take or correction seen (the prefetch is a multiple of it). */
+  #draw = 1;
   /** The end of the queue of takers: each waits for the one before it (which may reject, if its signal aborted). */
   #tail: Promise<unknown> = Promise.resolve();
   #queued = 0;
@@ -69,10 +96,72 @@ export class RatePacer implements Pacer {
   ) {
     if (limiter === undefined) {
       this.#limiter = new (memoryLimiterClass())({ points: max, duration: WINDOW_SECONDS });
+      this.#own = true;
     } else {
       limiter.points = max;
       this.#limiter = limiter;
+      this.#own = false;
     }
+  }
+
+  /** The credit usable now (0 once its window closed). */
+  #liveCredit(now: number): number {
+    if (this.#credit > 0 && now >= this.#creditEnds) this.#credit = 0;
+    return this.#credit;
+  }
+
+  /**
+   * When the credit of this window ends (ms): the same mark for every take and correction of one
+   * window, so a correction can tell whether its take was counted in the current window.
+   */
+  get windowMark(): number {
+    return this.#creditEnds;
+  }
+
+  /**
+   * Takes `points` (clamped as {@link RatePacer.take} does) from the credit, synchronously: `true`
+   * if taken, `false` (nothing taken) when nobody may take so now — takers in line, not enough
+   * credit, or its window closed — and {@link RatePacer.take} must be asked.
+   */
+  tryTakeNow(points: number): boolean {
+    if (this.#queued > 0) return false;
+    const taking = this.#clamp(points);
+    if (taking > this.#liveCredit(Date.now())) return false;
+    this.#credit -= taking;
+    if (taking > this.#draw) this.#draw = taking;
+    return true;
+  }
+
+  /**
+   * Corrects the count as {@link RatePacer.adjust} does, synchronously when the credit allows it:
+   * more points drawn from the credit, fewer (`points` < 0) given back to it if `mark` (the
+   * {@link RatePacer.windowMark} at the take) is still the window's. `false` (nothing done) otherwise.
+   */
+  adjustNow(points: number, mark: number): boolean {
+    if (points === 0) return true;
+    const now = Date.now();
+    const credit = this.#liveCredit(now);
+    if (points > 0) {
+      if (points > this.#draw) this.#draw = points;
+      if (points > credit) return false;
+      this.#credit -= points;
+      return true;
+    }
+    if (mark !== this.#creditEnds || now >= this.#creditEnds) return false;
+    this.#credit -= points;
+    return true;
+  }
+
+  #clamp(points: number): number {
+    return Math.min(Math.max(0, Math.ceil(points)), this.max);
+  }
+
+  /** Points to take ahead with a take of `need` that reaches the limiter (none unless the room left is known to allow it). */
+  #prefetch(need: number, now: number): number {
+    if (!this.#own || now >= this.#creditEnds) return 0;
+    const room = this.#room - need;
+    if (room <= 0) return 0;
+    return Math.min(Math.floor(room / PREFETCH_SHARE), PREFETCH_DRAWS * this.#draw);
   }
 
   get max(): number {
@@ -84,9 +173,16 @@ export class RatePacer implements Pacer {
     return this.#queued;
   }
 
-  /** Changes the limit; the current window's count is kept (it applies from the next take on). */
+  /** Changes the limit; the current window's count is kept (it applies from the next take on): a lower one gives the credit back. */
   setMax(max: number): void {
+    const before = this.#limiter.points;
     this.#limiter.points = max;
+    this.#room += max - before;
+    if (max < before && this.#credit > 0) {
+      const credit = this.#credit;
+      this.#credit = 0;
+      void this.#limiter.reward(this.key, credit).catch(() => undefined);
+    }
   }
 
   /**
@@ -98,16 +194,27 @@ export class RatePacer implements Pacer {
    * @returns `undefined` once taken, or a {@link PaceRefusal}; rejects with the reason of the signal that aborted.
    */
   take(points: number, signal: AbortSignal | undefined, closing: AbortSignal | undefined, wait: boolean, maxWaitMs: number): Promise<PaceRefusal | undefined> {
-    const taking = Math.min(Math.max(0, Math.ceil(points)), this.max);
+    const taking = this.#clamp(points);
     if (this.#queued > 0 || signal?.aborted === true || closing?.aborted === true) return this.#takeInLine(taking, signal, closing, wait, maxWaitMs);
-    // Nobody ahead: one attempt, and the line only if it is refused. Later takers wait for this one (the tail).
+    if (this.tryTakeNow(taking)) return TAKEN;
+    // Nobody ahead: one attempt (the credit left, if any, covers part of it; some points taken
+    // ahead if the room allows), and the line only if it is refused. Later takers wait for this one (the tail).
     this.#queued++;
-    const attempt = this.#limiter.consume(this.key, taking).then(
-      () => {
+    const now = Date.now();
+    const need = taking - this.#liveCredit(now);
+    const ahead = this.#prefetch(need, now);
+    if (taking > this.#draw) this.#draw = taking;
+    const attempt = this.#limiter.consume(this.key, need + ahead).then(
+      (res) => {
         this.#queued--;
+        if (this.#own) {
+          this.#credit = ahead;
+          this.#creditEnds = Date.now() + res.msBeforeNext - CREDIT_MARGIN_MS;
+          this.#room = res.remainingPoints;
+        }
         return undefined;
       },
-      (error: unknown) => this.#refused(error, taking, signal, closing, wait, Date.now() + maxWaitMs),
+      (error: unknown) => this.#refused(error, need + ahead, taking, signal, closing, wait, Date.now() + maxWaitMs),
     );
     this.#tail = attempt;
     return attempt;
@@ -134,9 +241,10 @@ export class RatePacer implements Pacer {
   }
 
   /** The first attempt of a take with nobody ahead was refused: it waits (as the first in line) or gives up. */
-  async #refused(error: unknown, taking: number, signal: AbortSignal | undefined, closing: AbortSignal | undefined, wait: boolean, deadline: number): Promise<PaceRefusal | undefined> {
+  async #refused(error: unknown, refused: number, taking: number, signal: AbortSignal | undefined, closing: AbortSignal | undefined, wait: boolean, deadline: number): Promise<PaceRefusal | undefined> {
     try {
-      const refusal = await this.#refusal(error, taking);
+      // `refused` points were asked (the credit covered the rest of `taking`); a retry asks for all of `taking`.
+      const refusal = await this.#refusal(error, refused);
       if (!wait || refusal.retryAfterMs > deadline - Date.now()) return refusal;
       await delay(refusal.retryAfterMs, signal, closing);
       return await this.#inTurn(taking, signal, closing, wait, deadline);
@@ -175,19 +283,28 @@ export class RatePacer implements Pacer {
   async #refusal(error: unknown, points: number): Promise<PaceRefusal> {
     if (!isRefusal(error)) throw error;
     await this.#limiter.reward(this.key, points);
-    return { current: Math.max(0, error.consumedPoints - points), retryAfterMs: Math.max(1, error.msBeforeNext), reason: 'refused' };
+    const credit = this.#liveCredit(Date.now());
+    return { current: Math.max(0, error.consumedPoints - points - credit), retryAfterMs: Math.max(1, error.msBeforeNext), reason: 'refused' };
   }
 
   /** Counts `points` more (a step used more tokens than estimated), or gives back `-points`. */
   async adjust(points: number): Promise<void> {
     if (points > 0) {
-      await this.#limiter.penalty(this.key, points);
+      // The credit first (counted already), the rest counted now.
+      const credit = this.#liveCredit(Date.now());
+      const drawn = Math.min(credit, points);
+      this.#credit -= drawn;
+      this.#room -= points - drawn;
+      if (points > drawn) await this.#limiter.penalty(this.key, points - drawn);
     } else if (points < 0) {
       // Only within the window that counted them: giving back to a window that closed would open a
       // new one below zero (more room than the limit).
       const counted = (await this.#limiter.get(this.key))?.consumedPoints ?? 0;
-      const back = Math.min(-points, counted);
-      if (back > 0) await this.#limiter.reward(this.key, back);
+      const back = Math.min(-points, counted - this.#liveCredit(Date.now()));
+      if (back > 0) {
+        this.#room += back;
+        await this.#limiter.reward(this.key, back);
+      }
     }
   }
 
@@ -196,10 +313,10 @@ export class RatePacer implements Pacer {
     return this.adjust(-Math.min(Math.max(0, Math.ceil(points)), this.max));
   }
 
-  /** What the current window holds. */
+  /** What the current window holds (the points taken: without the credit left). */
   async current(): Promise<number> {
     const res = await this.#limiter.get(this.key);
-    return res?.consumedPoints ?? 0;
+    return Math.max(0, (res?.consumedPoints ?? 0) - this.#liveCredit(Date.now()));
   }
 }
 

@@ -4,7 +4,10 @@ import { ConcurrencyGate } from '../governance/concurrency-gate.js';
 import { Pricing, costOf } from '../governance/pricing.js';
 import { RatePacer } from '../governance/rate-pacer.js';
 import { estimateRequestTokens, MEDIA_PART_TOKENS } from '../governance/token-estimate.js';
-import { periodOf } from '../governance/usage-ledger.js';
+import { MemoryUsageLedger, periodOf } from '../governance/usage-ledger.js';
+import { TenantGovernor, type Admission, type AdmissionRequest } from '../governance/admission.js';
+import { TenantBudgetExceededError } from '../governance/limit-errors.js';
+import type { ChatProvider } from '../provider/chat-provider.js';
 import { tokenUsage } from '../provider/token-usage.js';
 
 const flush = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -126,6 +129,95 @@ describe('governance: RatePacer', () => {
     pacer.setMax(8);
     expect(await pacer.take(3, undefined, undefined, false, 0)).to.equal(undefined);
     expect(await pacer.take(1, undefined, undefined, false, 0)).to.deep.include({ current: 8 });
+  });
+});
+
+describe('governance: RatePacer credit (points taken ahead, with its own limiter)', () => {
+  let clock: sinon.SinonFakeTimers;
+  beforeEach(() => {
+    clock = sinon.useFakeTimers({ now: 1_000_000, toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+  });
+  afterEach(() => clock.restore());
+
+  it('takes points ahead once the room is known; later takes use them at once; a take is refused exactly when it would be without them', async () => {
+    const pacer = new RatePacer(100, 'acme');
+    expect(pacer.tryTakeNow(1), 'no credit before the first take').to.equal(false);
+    expect(await pacer.take(1, undefined, undefined, false, 0)).to.equal(undefined); // the window opens: its room is learnt
+    expect(await pacer.take(1, undefined, undefined, false, 0)).to.equal(undefined); // and 12 taken ahead (an eighth of 98)
+    for (let i = 0; i < 12; i++) expect(pacer.tryTakeNow(1), `take ${i} from the credit`).to.equal(true);
+    expect(pacer.tryTakeNow(1), 'the credit is used up').to.equal(false);
+    expect(await pacer.current()).to.equal(14);
+    // The window counts 14: 86 more fit, 87 do not (the credit, if any, is part of the count).
+    expect(await pacer.take(87, undefined, undefined, false, 0)).to.deep.equal({ current: 14, retryAfterMs: 60_000, reason: 'refused' });
+    expect(await pacer.take(80, undefined, undefined, false, 0)).to.equal(undefined);
+    expect(await pacer.current()).to.equal(94);
+    expect(await pacer.take(7, undefined, undefined, false, 0)).to.deep.include({ current: 94, reason: 'refused' });
+    expect(await pacer.take(6, undefined, undefined, false, 0)).to.equal(undefined);
+    expect(await pacer.current()).to.equal(100);
+    expect(pacer.tryTakeNow(1)).to.equal(false);
+    expect(await pacer.take(1, undefined, undefined, false, 0)).to.deep.include({ current: 100, reason: 'refused' });
+  });
+
+  it('the credit ends with its window; corrections draw on it, and give back to it within the window of their take only; a lower limit gives it back', async () => {
+    const pacer = new RatePacer(1_000, 'acme');
+    await pacer.take(10, undefined, undefined, false, 0);
+    await pacer.take(10, undefined, undefined, false, 0); // 122 ahead (an eighth of the 980 left)
+    const mark = pacer.windowMark;
+    expect(await pacer.current()).to.equal(20);
+    expect(pacer.adjustNow(100, mark), 'more tokens than estimated, from the credit').to.equal(true);
+    expect(await pacer.current()).to.equal(120);
+    expect(pacer.adjustNow(-30, mark), 'fewer, given back to the credit').to.equal(true);
+    expect(await pacer.current()).to.equal(90);
+    expect(pacer.adjustNow(-30, mark - 1), 'not the window of its take: not given back').to.equal(false);
+    expect(pacer.adjustNow(500, mark), 'more than the credit: for the limiter').to.equal(false);
+    pacer.setMax(500);
+    expect(pacer.tryTakeNow(1), 'a lower limit gives the credit back').to.equal(false);
+    await clock.tickAsync(0);
+    expect(await pacer.current()).to.equal(90);
+    pacer.setMax(1_000);
+    await pacer.take(1, undefined, undefined, false, 0); // takes ahead again
+    expect(pacer.tryTakeNow(1)).to.equal(true);
+    await clock.tickAsync(60_000);
+    expect(pacer.tryTakeNow(1), 'the window closed: its credit with it').to.equal(false);
+    expect(pacer.adjustNow(-5, pacer.windowMark), 'nothing given back to a closed window').to.equal(false);
+    expect(await pacer.current()).to.equal(0);
+  });
+});
+
+describe('governance: admission in memory without a promise', () => {
+  const provider = { name: 'p', modelName: 'm' } as ChatProvider;
+  const request: AdmissionRequest = { provider, systemPrompt: 'You are a test.', tools: [], history: [], signal: undefined };
+  const usage = tokenUsage({ inputOther: 40, output: 10 });
+  const host = () => ({ ledger: new MemoryUsageLedger(), pricing: new Pricing({ 'p/m': { input: 1, output: 1 } }), limitStore: undefined });
+
+  it('with room under every limit, a step is admitted synchronously; over a cap it queues, over the budget it is refused', async () => {
+    const context = host();
+    const governor = new TenantGovernor('acme', { requestsPerMinute: 10_000, tokensPerMinute: 10_000_000, maxConcurrentSteps: 2, maxConcurrentToolCalls: 2, budget: { usd: 0.01, per: 'day' } }, context);
+    let sync = 0;
+    for (let i = 0; i < 100; i++) {
+      const admitted = governor.admit(request);
+      if (!(admitted instanceof Promise)) sync++;
+      const admission: Admission = admitted instanceof Promise ? await admitted : admitted;
+      admission.end(usage);
+      context.ledger.add('acme', 'p', 'm', usage, 0.00005, Date.now());
+    }
+    expect(sync, 'steps admitted without a promise, of 100').to.be.at.least(95);
+    const a = governor.admit(request) as Admission;
+    const b = governor.admit(request) as Admission;
+    expect(a).not.to.be.instanceOf(Promise);
+    expect(b).not.to.be.instanceOf(Promise);
+    const c = governor.admit(request);
+    expect(c, 'over the cap: queued').to.be.instanceOf(Promise);
+    expect(governor.queuedSteps).to.equal(1);
+    a.end(usage);
+    (await c).end(usage);
+    b.end(usage);
+    // $0.005 spent so far: $0.006 more pass the budget of $0.01; the next step is refused (the slow path's error).
+    context.ledger.add('acme', 'p', 'm', usage, 0.006, Date.now());
+    const refused = governor.admit(request);
+    expect(refused).to.be.instanceOf(Promise);
+    const error = await (refused as Promise<Admission>).then(() => undefined, (e: unknown) => e);
+    expect(TenantBudgetExceededError.isInstance(error)).to.equal(true);
   });
 });
 

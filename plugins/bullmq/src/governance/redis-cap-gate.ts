@@ -55,7 +55,7 @@ export class RedisCapGate implements CapGate {
   readonly #spare: string[] = [];
   /** How many places the running steps of this process took for their calls (the spare pool's size, with the used ones). */
   #reserved = 0;
-  /** Places taken by this gate's holders so far, and the count at the last end of a step: what a step's calls are estimated from. */
+  /** Places asked for so far (each `tryAcquire` that is not refused for a queue, each `acquire`), and the count at the last end of a step: what a step's calls are estimated from. */
   #taken = 0;
   #takenAtLastEnd = 0;
   /** Places a step is expected to use (from the steps that ended). */
@@ -132,6 +132,7 @@ export class RedisCapGate implements CapGate {
   tryAcquire(): boolean | Promise<boolean> {
     if (this.#closed !== undefined) return Promise.reject(this.#closed);
     if (this.#queue.length > 0) return Promise.resolve(false);
+    this.#taken++;
     if (this.#takeSpare()) return true;
     return this.#attempt();
   }
@@ -141,7 +142,6 @@ export class RedisCapGate implements CapGate {
     const spare = this.#spare.pop();
     if (spare === undefined) return false;
     this.#using.push(spare);
-    this.#taken++;
     return true;
   }
 
@@ -181,7 +181,6 @@ export class RedisCapGate implements CapGate {
       const head = this.#queue.find((w) => !w.done);
       if (head !== undefined && this.#closed === undefined) {
         this.#using.push(holder);
-        this.#taken++;
         this.#settle(head);
         head.resolve();
       } else {
@@ -306,7 +305,6 @@ export class RedisCapGate implements CapGate {
     this.#seen = reply[1];
     if (reply[0] !== 1) return false;
     this.#using.push(holder);
-    this.#taken++;
     if (this.#holdingCount === 1) this.host.track(this, true);
     return true;
   }

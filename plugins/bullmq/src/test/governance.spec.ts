@@ -273,18 +273,30 @@ describe('tenant limits and the usage ledger in Redis (RedisGovernance, real Red
     await until(async () => (await admin.zcard(key)) === 0, 5_000, 'every place given back');
 
     // One step that holds its places while it waits for its model: a lower cap gives its spare places back now.
-    const slow = new UsageProvider(undefined, 400, 3);
+    let letGo = (): void => undefined;
+    let held = Promise.resolve();
+    const slow = new (class extends UsageProvider {
+      override async generate(...args: Parameters<UsageProvider['generate']>) {
+        await held; // the model answers once the test lets it
+        return super.generate(...args);
+      }
+    })(undefined, 0, 3);
     const { kernel } = await worker(prefix, slow);
     kernel.tenants.define('slow', { toolset, limits: { maxConcurrentToolCalls: 3 } });
     await runSteps([kernel], 1, 1, () => 'slow'); // learns: 3 calls a step
+    held = new Promise<void>((resolve) => (letGo = resolve));
     const step = runSteps([kernel], 1, 1, () => 'slow');
     const slowKey = `${prefix}:gov:cap:{slow}:toolCalls`;
-    await until(async () => (await admin.zcard(slowKey)) === 3, 2_000, 'the places taken with the admission');
-    kernel.tenants.setLimits('slow', { maxConcurrentToolCalls: 1 });
-    await until(async () => (await admin.zcard(slowKey)) === 0, 2_000, 'the spare places given back');
-    const before = running;
-    await step;
-    expect(before).to.equal(0);
+    try {
+      await until(async () => (await admin.zcard(slowKey)) === 3, 5_000, 'the places taken with the admission');
+      kernel.tenants.setLimits('slow', { maxConcurrentToolCalls: 1 });
+      await until(async () => (await admin.zcard(slowKey)) === 0, 5_000, 'the spare places given back');
+      expect(running, 'no call ran yet').to.equal(0);
+    } finally {
+      letGo();
+      await step;
+    }
+    expect(maxRunning).to.be.at.most(4);
     expect(await admin.zcard(slowKey)).to.equal(0);
   });
 
