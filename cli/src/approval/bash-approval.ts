@@ -1,6 +1,6 @@
 import type { ApprovalCallback, ApprovalDecision, ApprovalRequest, ToolCall } from '@kosong/core';
 import type { Renderer } from '../render/renderer.js';
-import { printableCommand } from './printable-command.js';
+import { escapeUnprintable, printableCommand } from './printable-command.js';
 
 /**
  * Asks the user a question and reads the line answered: `undefined` at the end of input (Ctrl-D),
@@ -14,7 +14,19 @@ export interface BashApprovalOptions {
   readonly ask: AskUser | undefined;
   /** The session's output: held while a question waits, and where the notice about `--allow-bash` goes. */
   readonly renderer: Renderer;
+  /**
+   * What a call would do, shown above its question (e.g. the unified diff of an `edit_file` call:
+   * `editPreview`); `undefined`: nothing. Shown with every unprintable character escaped (line
+   * breaks kept), at most {@link PREVIEW_LINES} lines.
+   */
+  readonly preview?: (call: ToolCall) => Promise<string | undefined>;
 }
+
+/** Lines of a call's preview shown at most (the rest counted). */
+export const PREVIEW_LINES = 200;
+
+/** The tools whose calls change files: refused without a terminal with their own reason (`--allow-edits`). */
+const EDIT_TOOLS: ReadonlySet<string> = new Set(['write_file', 'edit_file']);
 
 /** The reason a model is given when the user answers no. */
 export const USER_DENIED = 'the user denied running this command';
@@ -23,6 +35,12 @@ export const NO_ANSWER = 'the user gave no answer (the input ended), so the comm
 /** The reason a model is given when nobody can be asked. */
 export const NOBODY_TO_ASK =
   'bash commands need the approval of the user, and this run has no terminal to ask on; the user can let bash run without asking with --allow-bash';
+/** The reason a model is given for a file change when nobody can be asked. */
+export const NOBODY_TO_ASK_EDIT =
+  'file changes need the approval of the user, and this run has no terminal to ask on; the user can let kosong change files without asking with --allow-edits';
+/** The notice, once a session, when a file change was refused because nobody could be asked. */
+export const NOBODY_TO_ASK_EDIT_NOTICE =
+  'edits: a file change was refused; kosong asks before each write_file and edit_file only on a terminal (and not with --json): pass --allow-edits to let it change files without asking';
 /** The one line the user is shown, once a session, when a call was refused because nobody could be asked. */
 export const NOBODY_TO_ASK_NOTICE =
   'bash: a command was refused; kosong asks before each bash command only on a terminal (and not with --json): pass --allow-bash to let bash run without asking';
@@ -34,15 +52,18 @@ const AGAIN = 'Please answer y (yes), n (no) or a (always for this session): ';
  * The CLI's approval handler for `bash` (the calls `requireApproval` holds back): on a terminal it
  * asks `Run bash: <command>? [y]es / [n]o / [a]lways for this session`, one question at a time (calls
  * made at once wait their turn); `y` approves the call, `n` denies it (the model gets an error
- * result saying the user denied it), `a` approves it and every later call of the session without
- * asking. The end of input at the question denies. The command is shown escaped (see
+ * result saying the user denied it), `a` approves it and every later call of the same tool in the
+ * session without asking (an `a` for an edit never lets bash run unasked). A call with a preview
+ * (an edit's diff) shows it above its question. The end of input at the question denies. The command is shown escaped (see
  * {@link printableCommand}). The session's output is held while the question waits, so streamed
  * text and the spinner do not draw over it. Without a way to ask, every call is denied, and the user
  * is told once how to allow bash.
  */
 export class BashApproval {
-  private always = false;
-  private noticeGiven = false;
+  /** The tools the user answered `a` (always) for. */
+  private readonly always = new Set<string>();
+  /** The notices given (one per kind of refused call). */
+  private readonly noticesGiven = new Set<string>();
   /** The questions asked so far, one after the other. */
   private queue: Promise<unknown> = Promise.resolve();
 
@@ -57,14 +78,18 @@ export class BashApproval {
 
   private async decide(request: ApprovalRequest): Promise<ApprovalDecision> {
     if (request.signal.aborted) return { type: 'deny', reason: 'the turn was stopped' };
-    if (this.always) return { type: 'approve' };
+    const name = request.toolCall.function.name;
+    if (this.always.has(name)) return { type: 'approve' };
     const { ask, renderer } = this.options;
     if (ask === undefined) {
-      if (!this.noticeGiven) renderer.info(NOBODY_TO_ASK_NOTICE);
-      this.noticeGiven = true;
-      return { type: 'deny', reason: NOBODY_TO_ASK };
+      const edit = EDIT_TOOLS.has(name);
+      const notice = edit ? NOBODY_TO_ASK_EDIT_NOTICE : NOBODY_TO_ASK_NOTICE;
+      if (!this.noticesGiven.has(notice)) renderer.info(notice);
+      this.noticesGiven.add(notice);
+      return { type: 'deny', reason: edit ? NOBODY_TO_ASK_EDIT : NOBODY_TO_ASK };
     }
-    let question = questionFor(request.toolCall);
+    const preview = await this.options.preview?.(request.toolCall).catch(() => undefined);
+    let question = `${preview === undefined ? '' : `${shownPreview(preview)}\n`}${questionFor(request.toolCall)}`;
     renderer.pause();
     try {
       for (;;) {
@@ -79,7 +104,7 @@ export class BashApproval {
             return { type: 'deny', reason: USER_DENIED };
           case 'a':
           case 'always':
-            this.always = true;
+            this.always.add(name);
             return { type: 'approve' };
           default:
             question = AGAIN;
@@ -89,6 +114,13 @@ export class BashApproval {
       renderer.resume();
     }
   }
+}
+
+/** A preview as shown: unprintable characters escaped (line breaks and tabs kept), at most {@link PREVIEW_LINES} lines. */
+function shownPreview(preview: string): string {
+  const lines = escapeUnprintable(preview, true).split('\n');
+  if (lines.length <= PREVIEW_LINES) return lines.join('\n');
+  return [...lines.slice(0, PREVIEW_LINES), `[… ${lines.length - PREVIEW_LINES} more lines not shown …]`].join('\n');
 }
 
 /** `Run bash: <command>? [y]es / …`, the command shown safely; another tool's arguments likewise. */
