@@ -114,7 +114,8 @@ program
   .command('worker')
   .description('take turns from the Redis given with --redis and run them (an agent worker, and a tool worker for the built-in tools in this directory), until Ctrl-C or SIGTERM')
   .option('--concurrency <n>', 'turns run at once', positiveInteger, 4)
-  .action(async (commandOptions: { concurrency: number }) => {
+  .option('--config <file>', 'a JSON file: { "tenants": { "<id>": { "limits": { … } } } }, the tenants whose turns it runs and their limits (counted in Redis, across the workers)')
+  .action(async (commandOptions: { concurrency: number; config?: string }) => {
     const options = program.opts<GlobalOptions>();
     if (options.redis === undefined) fail('kosong worker needs --redis <url>');
     // What a worker cannot honour is refused, never ignored: its turns' sessions are the submitters', its output is a log.
@@ -129,7 +130,15 @@ program
       fail(error instanceof ProviderOptionError ? error.message : String(error));
     }
     const { loadRedisSupport } = await import('./redis-support.js');
-    const [{ startWorker }, { describeFailure }] = await Promise.all([loadRedisSupport(() => import('./worker-command.js')), import('./cli-session.js')]);
+    const [{ startWorker, parseWorkerConfig }, { describeFailure }] = await Promise.all([loadRedisSupport(() => import('./worker-command.js')), import('./cli-session.js')]);
+    let config: ReturnType<typeof parseWorkerConfig> = {};
+    if (commandOptions.config !== undefined) {
+      try {
+        config = parseWorkerConfig(await (await import('node:fs/promises')).readFile(commandOptions.config, 'utf8'), commandOptions.config);
+      } catch (error) {
+        fail(error instanceof Error && error.message.startsWith('--config') ? error.message : `--config ${commandOptions.config}: ${(error as Error).message}`);
+      }
+    }
     let worker: Awaited<ReturnType<typeof startWorker>>;
     process.stdout.write(`kosong worker: connecting to ${options.redis} (it waits for Redis to be reachable)\n`);
     try {
@@ -142,6 +151,7 @@ program
         systemPrompt: options.system ?? defaultSystemPrompt(),
         maxSteps: options.maxSteps,
         env,
+        ...(config.tenants === undefined ? {} : { tenants: config.tenants }),
       });
     } catch (error) {
       fail(missingKeyMessage(error, provider.name) ?? describeFailure(error));

@@ -1,5 +1,5 @@
 import { Kernel, definePlugin, requireApproval, type ProviderPluginFactory } from '@kosong/core';
-import { AgentWorker, RemoteToolset, ToolWorker } from '@kosong/bullmq';
+import { AgentWorker, RedisGovernance, RedisUsageLedger, RemoteToolset, ToolWorker } from '@kosong/bullmq';
 import { builtinToolset } from './tools/builtin-tools.js';
 import { UNSIGNED_APPROVALS_WARNING, approvalSecretFrom } from './approval-secret.js';
 
@@ -14,6 +14,45 @@ export interface WorkerCommandOptions {
   readonly systemPrompt: string;
   readonly maxSteps: number;
   readonly env: Readonly<Record<string, string | undefined>>;
+  /**
+   * `--config`'s tenants: the tenants whose turns this worker runs, with their limits (`TenantLimits`
+   * of `@kosong/core/kernel`, checked at start). With any limits, they are counted in Redis
+   * (`RedisGovernance`): every worker of the Redis given the same tenants holds each of them to its
+   * limits together. Turns of a tenant not listed fail with `UnknownTenantError`.
+   */
+  readonly tenants?: WorkerConfig['tenants'];
+}
+
+/** What `kosong worker --config <file>` reads: a JSON object of tenants and their limits. */
+export interface WorkerConfig {
+  /** Per tenant: its limits (`TenantLimits`: pacing, caps, budget), or none (`{}`). */
+  readonly tenants?: Readonly<Record<string, { readonly limits?: Readonly<Record<string, unknown>> }>>;
+}
+
+/**
+ * Parses `kosong worker --config`'s file (`file` names it in errors).
+ * @throws Error naming the file: not JSON, not an object, a key other than `tenants`, a tenant that
+ * is not `{ "limits": { … } }` (the limits themselves are checked when the tenant is defined).
+ */
+export function parseWorkerConfig(text: string, file: string): WorkerConfig {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new Error(`--config ${file}: not JSON (${(error as Error).message})`, { cause: error });
+  }
+  const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+  if (!isObject(parsed)) throw new Error(`--config ${file}: must be a JSON object ({ "tenants": { … } })`);
+  for (const key of Object.keys(parsed)) if (key !== 'tenants') throw new Error(`--config ${file}: unknown key "${key}" (kosong worker reads: tenants)`);
+  const tenants = parsed.tenants;
+  if (tenants === undefined) return {};
+  if (!isObject(tenants)) throw new Error(`--config ${file}: tenants must be an object ({ "<id>": { "limits": { … } } })`);
+  for (const [id, tenant] of Object.entries(tenants)) {
+    if (!isObject(tenant) || Object.keys(tenant).some((key) => key !== 'limits') || (tenant.limits !== undefined && !isObject(tenant.limits))) {
+      throw new Error(`--config ${file}: tenant "${id}" must be { "limits": { … } } (no other key)`);
+    }
+  }
+  return { tenants: tenants as NonNullable<WorkerConfig['tenants']> };
 }
 
 /** The name the built-in tools are served under (the toolset of turns run by `kosong worker`). */
@@ -49,7 +88,24 @@ export async function startWorker(options: WorkerCommandOptions): Promise<Runnin
     concurrency: options.concurrency * 4,
   });
   const remote = await RemoteToolset.connect({ connection: options.redis, name: BUILTIN_TOOLS });
-  const kernel = new Kernel();
+  const tenants = Object.entries(options.tenants ?? {});
+  // Limits are counted in Redis, as every worker of it counts them; every step is recorded in the
+  // Redis usage ledger (`kosong usage --redis`), with limits or without.
+  const governance = tenants.some(([, tenant]) => tenant.limits !== undefined) ? new RedisGovernance({ connection: options.redis }) : undefined;
+  const ledger = governance?.usageLedger ?? new RedisUsageLedger({ connection: options.redis });
+  const kernel = new Kernel(governance === undefined ? { usageLedger: ledger } : governance.kernelOptions);
+  const closeGovernance = async (): Promise<void> => {
+    await kernel.dispose();
+    await (governance === undefined ? ledger.close() : governance.close());
+  };
+  try {
+    for (const [id, tenant] of tenants) kernel.tenants.define(id, tenant.limits === undefined ? {} : { limits: tenant.limits });
+  } catch (error) {
+    await closeGovernance();
+    await remote.close();
+    await tools.close({ deadlineMs: 0 });
+    throw error;
+  }
   // No approval handler in this kernel: a bash call that needs approval is deferred to the turn's submitter.
   const toolset = options.allowBash ? remote : requireApproval(remote, ['bash']);
   // The demo answers from each turn's history, so one provider serves every turn (see DemoChatProvider).
@@ -70,7 +126,7 @@ export async function startWorker(options: WorkerCommandOptions): Promise<Runnin
       await agents.close({ deadlineMs });
       await tools.close({ deadlineMs });
       await remote.close();
-      await kernel.dispose();
+      await closeGovernance();
     },
   };
 }
