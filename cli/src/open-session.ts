@@ -1,5 +1,6 @@
-import type { GenerationOptions } from '@kosong/core';
+import type { GenerationOptions, ToolCall } from '@kosong/core';
 import { BashApproval, type AskUser } from './approval/bash-approval.js';
+import { readProjectInstructions, withInstructions } from './project-instructions.js';
 import { CliSession, describeFailure, type TurnOutcome } from './cli-session.js';
 import { defaultSystemPrompt, providerEnvironment, ProviderOptionError, type GlobalOptions } from './cli-options.js';
 import { chosenProvider } from './provider-catalog.js';
@@ -43,7 +44,9 @@ export async function openSession(
   // Only chat goes on after Ctrl-C stopped a turn: there, a second one exits.
   const renderer: Renderer = options.json ? new JsonRenderer(process.stdout) : new TerminalRenderer(process.stdout, terminal, { secondCtrlCExits: command === 'chat' });
   // Without --allow-bash, bash calls are put to the user (local: before they run; --redis: when the worker defers them).
-  const onApproval = new BashApproval({ ask: options.json ? undefined : ask, renderer }).onApproval;
+  // An edit's question shows its diff (the edit tools' module loads only then).
+  const preview = async (call: ToolCall): Promise<string | undefined> => (await import('./tools/file-edits.js')).editPreview(process.cwd(), call);
+  const onApproval = new BashApproval({ ask: options.json ? undefined : ask, renderer, preview }).onApproval;
   if (options.redis !== undefined) {
     if (options.providerChosen === true) {
       fail('--provider: with --redis the turns run on `kosong worker` processes, with the provider the worker was started with (kosong --redis <url> --provider <name> worker)');
@@ -75,12 +78,15 @@ export async function openSession(
   }
   // The MCP servers of the config (kosong.json, ~/.config/kosong/config.json, --mcp-config): each a setup error if it cannot be used.
   const mcp = await (await import('./mcp/open-mcp.js')).openMcpServers(options.mcpConfig, process.cwd());
+  // AGENTS.md and KOSONG.md of the working directory go after the system prompt; the user is told which.
+  const instructions = await readProjectInstructions(process.cwd());
+  for (const notice of instructions.notices) renderer.info(notice);
   try {
     const session = await CliSession.open({
       provider,
       renderer,
       cwd: process.cwd(),
-      systemPrompt: options.system ?? defaultSystemPrompt(),
+      systemPrompt: withInstructions(options.system ?? defaultSystemPrompt(), instructions),
       maxSteps: options.maxSteps,
       allowBash: options.allowBash === true,
       onApproval,

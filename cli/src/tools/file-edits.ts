@@ -7,7 +7,6 @@
  */
 import { toolError, toolOk, type JsonValue, type ToolCall, type ToolReturnValue } from '@kosong/core';
 import type { ArgumentCheck, CallableTool, ValidationIssue } from '@kosong/toolset-simple';
-import { createTwoFilesPatch } from 'diff';
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { lstat, mkdir, rename, unlink, type FileHandle } from 'node:fs/promises';
@@ -122,7 +121,7 @@ export async function editPreview(cwd: string, call: ToolCall): Promise<string |
       if (error instanceof EditRefused && error.brief === 'Not found') return '';
       throw error;
     });
-    return unifiedDiff(checked.value.path, before, checked.value.content);
+    return await unifiedDiff(checked.value.path, before, checked.value.content);
   } catch (error) {
     return error instanceof EditRefused || error instanceof PathEscapeError ? `(the call will fail: ${error.message})` : undefined;
   }
@@ -142,7 +141,7 @@ async function plannedEdit(cwd: string, args: EditArgs): Promise<{ readonly afte
   }
   const after = all ? before.split(from).join(to) : before.replace(from, () => to);
   if (Buffer.byteLength(after) > MAX_EDIT_BYTES) throw new EditRefused(`the edited file would be over ${MAX_EDIT_BYTES} bytes`, 'Too large');
-  return { after, count: all ? count : 1, diff: unifiedDiff(path, before, after) };
+  return { after, count: all ? count : 1, diff: await unifiedDiff(path, before, after) };
 }
 
 function occurrences(text: string, part: string): number {
@@ -151,7 +150,9 @@ function occurrences(text: string, part: string): number {
   return count;
 }
 
-function unifiedDiff(path: string, before: string, after: string): string {
+/** The unified diff of a change (`diff` loaded on first use: not on the CLI's start). */
+async function unifiedDiff(path: string, before: string, after: string): Promise<string> {
+  const { createTwoFilesPatch } = await import('diff');
   return createTwoFilesPatch(`a/${path}`, `b/${path}`, before, after, undefined, undefined, { context: 3 }).split('\n').slice(1).join('\n').trimEnd();
 }
 

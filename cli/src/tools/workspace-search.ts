@@ -2,15 +2,14 @@
  * The CLI's search tools, `grep` and `glob`: the working directory walked by `fdir` (symbolic links
  * neither followed nor listed, `.git` skipped), `.gitignore` files honoured (each for the paths below
  * its directory, with `ignore`'s git semantics), paths matched by `picomatch`. Both only read, and
- * declare the replay policy `'safe'`; their output is bounded.
+ * declare the replay policy `'safe'`; their output is bounded. The three libraries load on the first
+ * search, not when the CLI starts.
  *
  * @module
  */
 import { toolError, toolOk, type JsonValue, type ToolContext, type ToolReturnValue } from '@kosong/core';
 import type { ArgumentCheck, CallableTool, ValidationIssue } from '@kosong/toolset-simple';
-import { fdir } from 'fdir';
-import ignore, { type Ignore } from 'ignore';
-import picomatch from 'picomatch';
+import type { Ignore } from 'ignore';
 import { constants, readFileSync } from 'node:fs';
 import { lstat, open, realpath } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
@@ -31,7 +30,10 @@ const MAX_SEARCHED_LINE_CHARS = 10_000;
 class GitignoreRules {
   readonly #byDirectory = new Map<string, Ignore | null>();
 
-  constructor(private readonly root: string) {}
+  constructor(
+    private readonly root: string,
+    private readonly ignore: () => Ignore,
+  ) {}
 
   /** Whether `path` (absolute, below the root) is ignored by the `.gitignore` of the root or of a directory above it. */
   ignored(path: string, isDirectory: boolean): boolean {
@@ -52,7 +54,7 @@ class GitignoreRules {
     let rules = this.#byDirectory.get(directory);
     if (rules === undefined) {
       try {
-        rules = ignore().add(readFileSync(join(directory, '.gitignore'), 'utf8'));
+        rules = this.ignore().add(readFileSync(join(directory, '.gitignore'), 'utf8'));
       } catch {
         rules = null; // none (or unreadable: nothing is ignored for it)
       }
@@ -67,7 +69,8 @@ class GitignoreRules {
  * no symbolic links, nothing in `.git`, nothing a `.gitignore` ignores; `glob` filters them.
  */
 async function workspaceFiles(root: string, start: string, glob: string | undefined, signal: AbortSignal): Promise<string[]> {
-  const rules = new GitignoreRules(root);
+  const [{ fdir }, { default: ignore }, { default: picomatch }] = await Promise.all([import('fdir'), import('ignore'), import('picomatch')]);
+  const rules = new GitignoreRules(root, ignore);
   const matches = glob === undefined ? undefined : picomatch(glob, { dot: true });
   const crawler = new fdir({ excludeSymlinks: true })
     .withFullPaths()
