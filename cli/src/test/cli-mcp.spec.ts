@@ -163,9 +163,12 @@ describe('kosong CLI: MCP servers', function () {
     expect(list.stdout).to.include('  everything__echo');
   });
 
-  it('--mcp-config with --redis is refused (the worker has the tools)', async () => {
+  it('--mcp-config with --redis, or for kosong worker, is refused (the worker has the tools)', async () => {
     const run = await runCli(['--redis', 'redis://127.0.0.1:1', '--mcp-config', 'kosong.json', 'run', 'hello'], ws.cwd, { env });
     expect(run.code).to.equal(2);
     expect(run.stderr).to.include('--mcp-config is not supported with --redis');
+    const worker = await runCli(['--redis', 'redis://127.0.0.1:1', '--mcp-config', 'kosong.json', 'worker'], ws.cwd, { env });
+    expect(worker.code).to.equal(2);
+    expect(worker.stderr).to.include('kosong worker: --mcp-config is not supported by the worker');
   });
 });
