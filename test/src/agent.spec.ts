@@ -209,6 +209,21 @@ describe('Agent', () => {
     }
   });
 
+  it('hands its steps no hooks of its own unless onRetry needs the attempts\' ids (a step without hooks takes the fast path)', async () => {
+    const seen: (readonly { name: string }[] | undefined)[] = [];
+    const retried: string[] = [];
+    const provider = sequence([{ error: new APIConnectionError('down') }, [textPart('Hi.')], [textPart('Hi.')]]);
+    const make = (extra: Partial<ConstructorParameters<typeof Agent>[0]>) =>
+      new Agent({ systemPrompt: '', retry: fastRetry, step: (options) => (seen.push(options.hooks), step({ ...options, provider, toolset: new FakeToolset() })), ...extra });
+    await make({ onRetry: (retry) => void retried.push(retry.stepId) }).run('one');
+    expect(seen.map((hooks) => hooks?.map((h) => h.name))).to.deep.equal([['agent'], ['agent']]);
+    expect(retried).to.have.length(1);
+    expect(retried[0]).to.match(/^[0-9a-f-]{36}$/); // the failed attempt's id, learnt by the agent's hook
+    seen.length = 0;
+    await make({}).run('two');
+    expect(seen).to.deep.equal([[]]);
+  });
+
   it('tells kernel hooks about retries (onRetry), with the id of the failed attempt and the tenant', async () => {
     const kernel = new Kernel();
     const ended: { stepId: string; error: unknown }[] = [];

@@ -13,7 +13,7 @@ import { isThenable, writeHookErrorToStderr, type HookErrorHandler, type HookFai
 import type { StepOptions, StepResumption } from '../runtime/step.js';
 import { checkTimeoutBudgets, TurnDeadline, type TimeoutBudgets } from '../runtime/timeout-budgets.js';
 import type { StepResult } from '../runtime/step-result.js';
-import type { NamedStepHooks, TurnScope } from '../runtime/hooks/step-hooks.js';
+import type { NamedStepHooks, StepStartEvent, TurnScope } from '../runtime/hooks/step-hooks.js';
 import { isApprovalDecision, type ApprovalCallback, type ApprovalDecision } from '../tooling/approval.js';
 import type { ToolResult } from '../tooling/tool-result.js';
 import { ApprovalPendingError, NoPendingApprovalError, ResumeConflictError } from './approval-errors.js';
@@ -552,8 +552,9 @@ export class Agent {
   ): Promise<{ result: StepResult; toolResults: readonly ToolResult[]; resumption: StepResumption | undefined }> {
     const { signal } = runOptions;
     let attemptStepId = '';
+    // The id of each attempt is learnt only for `onRetry`: without it (and without other hooks) the step takes its path without hooks.
     const hooks: NamedStepHooks[] = [
-      { name: 'agent', hooks: { onStepStart: (e) => void (attemptStepId = e.stepId) } },
+      ...(this.options.onRetry === undefined ? [] : [{ name: 'agent', hooks: { onStepStart: (e: StepStartEvent) => void (attemptStepId = e.stepId) } }]),
       ...(runOptions.hooks ?? []),
     ];
     if (runOptions.onEvent) hooks.push(eventHooks(stepNo, emit));
