@@ -15,7 +15,7 @@ import type { CapGate, CapKind, LimitStore, Pacer, PaceKind, StepGrant } from '.
 import { TenantBudgetExceededError, TenantLimitError, type TenantLimitName } from './limit-errors.js';
 import type { Pricing } from './pricing.js';
 import { RatePacer, type PaceRefusal } from './rate-pacer.js';
-import { DEFAULT_LIMIT_MAX_WAIT_MS, type TenantBudget, type TenantLimits } from './tenant-limits.js';
+import { DEFAULT_LIMIT_MAX_WAIT_MS, validateTenantLimits, type TenantBudget, type TenantLimits } from './tenant-limits.js';
 import { estimateRequestTokens } from './token-estimate.js';
 import { MemoryUsageLedger, periodOf, type UsageLedger } from './usage-ledger.js';
 
@@ -97,6 +97,28 @@ export class TenantGovernor {
    * current window counted.
    */
   setLimits(limits: TenantLimits): void {
+    this.#apply(limits);
+    // Shared with every process of the store: the last limits given anywhere hold everywhere.
+    this.host.limitStore?.shareLimits?.(this.tenant, limits);
+  }
+
+  /** The version of the shared limits applied last (0: none). */
+  #sharedVersion = 0;
+
+  /**
+   * Applies the tenant's shared limits if the store knows a newer version than the one applied:
+   * `true` if it did. @throws TypeError for shared limits that are not valid limits.
+   */
+  #syncShared(): boolean {
+    const shared = this.host.limitStore?.sharedLimits?.(this.tenant);
+    if (shared === undefined || shared.version <= this.#sharedVersion) return false;
+    const limits = validateTenantLimits(`the shared limits of tenant "${this.tenant}" (version ${shared.version})`, shared.limits) ?? {};
+    this.#sharedVersion = shared.version;
+    this.#apply(limits);
+    return true;
+  }
+
+  #apply(limits: TenantLimits): void {
     this.#limits = limits;
     const { maxConcurrentSteps, maxConcurrentToolCalls, requestsPerMinute, tokensPerMinute } = limits;
     if (this.#steps) this.#steps.setCap(maxConcurrentSteps);
@@ -200,6 +222,7 @@ export class TenantGovernor {
 
   async #admit(request: AdmissionRequest): Promise<Admission> {
     if (this.#closed !== undefined) throw this.#closed;
+    this.#syncShared();
     const limits = this.#limits;
     const wait = limits.onLimit !== 'refuse';
     const maxWaitMs = limits.maxWaitMs ?? DEFAULT_LIMIT_MAX_WAIT_MS;
@@ -211,6 +234,8 @@ export class TenantGovernor {
     if (store?.admitStep !== undefined && (this.#steps !== undefined || this.#requests !== undefined || this.#tokens !== undefined || limits.budget !== undefined || limits.maxConcurrentToolCalls !== undefined)) {
       const admitted = await this.#admitAtOnce(store, request);
       if (admitted !== undefined) return admitted;
+      // The store knew newer shared limits: admitted under them, from the start.
+      if (this.#syncShared()) return this.#admit(request);
     }
     // A gate kept after its cap was lifted still counts (so that a cap set again counts what runs).
     const steps = this.#steps;
@@ -272,6 +297,7 @@ export class TenantGovernor {
       tokens,
       tokenPoints: estimate,
       budget: budget === undefined ? undefined : { usd: budget.usd, since, ledger: this.host.ledger },
+      limitsVersion: this.#sharedVersion,
     });
     if (grant === undefined) return undefined;
     const { signal } = request;
@@ -378,6 +404,7 @@ export class TenantGovernor {
       return gate.acquire(context.signal, limits.maxWaitMs ?? DEFAULT_LIMIT_MAX_WAIT_MS, () => refusal('timeout')).then(() => this.#holding(gate, inner, call, context));
     };
     const handle = (call: ToolCall, context: ToolContext<C>): ToolResult | Promise<ToolResult> => {
+      if (!this.#local) this.#syncShared();
       const gate = this.#toolCalls;
       // A shared store's gate without a cap (lifted) is not asked: no round trip for a call that nothing limits.
       if (gate === undefined || (!this.#local && gate.cap === undefined)) return inner.handle(call, context);

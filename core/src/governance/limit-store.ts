@@ -6,6 +6,7 @@
  * @module
  */
 import type { PaceRefusal } from './rate-pacer.js';
+import type { TenantLimits } from './tenant-limits.js';
 import type { UsageLedger } from './usage-ledger.js';
 
 /** What a {@link CapGate} caps: a tenant's steps or its tool calls. */
@@ -89,6 +90,19 @@ export interface StepAsk {
   readonly tokenPoints: number;
   /** The budget, if any: the tenant's known spend in `ledger` since `since` (ms) must be below `usd`. */
   readonly budget: { readonly usd: number; readonly since: number; readonly ledger: UsageLedger } | undefined;
+  /**
+   * The version of the tenant's shared limits ({@link LimitStore.sharedLimits}) the step is admitted
+   * under (0: none seen). A store that shares limits refuses to admit under another version: it
+   * answers `undefined` once it knows the current one, and the governor admits again under it.
+   */
+  readonly limitsVersion: number;
+}
+
+/** A tenant's limits as shared through a {@link LimitStore}: the last ones given on any process, with their version (counting up). */
+export interface SharedLimits {
+  readonly version: number;
+  /** As given (checked again by each governor that applies them: bad ones fail its admissions with a TypeError). */
+  readonly limits: unknown;
 }
 
 /** A step admitted by {@link LimitStore.admitStep}: end it once. */
@@ -119,6 +133,19 @@ export interface LimitStore {
    * cannot count (the step fails with that error).
    */
   admitStep?(ask: StepAsk): Promise<StepGrant | undefined>;
+  /**
+   * Optional, for a shared store: makes `limits` the tenant's limits on every process of the store,
+   * as a new version — the governor calls it when the tenant's limits are set on this process
+   * (`tenants.define`, `setLimits`, a default applied), so the last limits given on any process
+   * hold on all of them. Never throws (a store that cannot share keeps them local).
+   */
+  shareLimits?(tenant: string, limits: TenantLimits): void;
+  /**
+   * Optional, with {@link LimitStore.shareLimits}: the tenant's limits as last shared (as known
+   * here now; `undefined`: none). The governor reads them at each admission and applies a newer
+   * version before it admits.
+   */
+  sharedLimits?(tenant: string): SharedLimits | undefined;
 }
 
 /**
@@ -130,5 +157,8 @@ export function checkLimitStore(owner: string, store: unknown): LimitStore | und
   const given = store as Partial<LimitStore> | null;
   if (typeof given?.capGate !== 'function' || typeof given.pacer !== 'function') throw new TypeError(`${owner}: limitStore must be a LimitStore (capGate, pacer)`);
   if (given.admitStep !== undefined && typeof given.admitStep !== 'function') throw new TypeError(`${owner}: limitStore.admitStep must be a function`);
+  for (const name of ['shareLimits', 'sharedLimits'] as const) {
+    if (given[name] !== undefined && typeof given[name] !== 'function') throw new TypeError(`${owner}: limitStore.${name} must be a function`);
+  }
   return store as LimitStore;
 }

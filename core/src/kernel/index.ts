@@ -70,7 +70,7 @@ export {
 } from '../governance/usage-ledger.js';
 export { costOf, UsagePricing, type ModelPrice, type PriceTable } from '../governance/pricing.js';
 export { CHARS_PER_TOKEN, estimateRequestTokens, MEDIA_PART_TOKENS } from '../governance/token-estimate.js';
-export type { CapGate, CapKind, LimitStore, Pacer, PaceKind } from '../governance/limit-store.js';
+export type { CapGate, CapKind, LimitStore, Pacer, PaceKind, SharedLimits } from '../governance/limit-store.js';
 export { PACE_WINDOW_SECONDS, RatePacer, type PaceLimiter, type PaceRefusal } from '../governance/rate-pacer.js';
 export { errorMarker, hasErrorMarker, markError } from '../error-marker.js';
 export { checkKnownOptions, type KnownOptions } from '../known-options.js';

@@ -15,6 +15,21 @@ export class GovernanceKeys {
     return `${this.prefix}:gov:cap:{${encodeName(tenant)}}:${kind}`;
   }
 
+  /** Every tenant's shared limits (a hash: tenant → JSON of its limits). */
+  get limits(): string {
+    return `${this.prefix}:gov:limits`;
+  }
+
+  /** The version of each tenant's shared limits (a hash: tenant → version), and the counter of versions. */
+  get limitsVersions(): string {
+    return `${this.prefix}:gov:limits:v`;
+  }
+
+  /** The channel a new version of a tenant's limits is announced on (the message: the tenant). */
+  get limitsChannel(): string {
+    return `${this.prefix}:gov:limits:changed`;
+  }
+
   /** rate-limiter-flexible's `keyPrefix` of pacing windows (its keys: `<prefix>:<tenant>:<kind>`). */
   get paceKeyPrefix(): string {
     return `${this.prefix}:gov:pace`;

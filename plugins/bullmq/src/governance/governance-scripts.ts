@@ -53,7 +53,10 @@ return lost
  * ARGV: holder id, cap (`''`: no gate), lease (ms), requests per window (`''`: none), tokens per
  * window (`''`: none), the step's tokens, budget in US dollars (`''`: none), the first day of its
  * period, the window (s), the tool-call cap (`''`: none), the places to take under it for the
- * step's calls, their ids' prefix (ids `<prefix>.1`, `<prefix>.2`, …). A pacing window is
+ * step's calls, their ids' prefix (ids `<prefix>.1`, `<prefix>.2`, …), the tenant (`''`: no check of
+ * its limits' version) and the version of its shared limits the step is admitted under (KEYS 6 and
+ * 7: the versions and the limits of tenants; a newer version there: `{0, 'limits', version, json}`,
+ * nothing taken; an older one — Redis lost them — is not checked). A pacing window is
  * rate-limiter-flexible's (`RateLimiterRedis`): an integer of points, expiring with its window,
  * made by the first take after the previous one closed. Returns `{1, holders, calls, callHolders}`
  * when everything was taken (holders with this place; the places taken for calls — as many as
@@ -63,6 +66,10 @@ return lost
  * @internal
  */
 export const STEP_ADMIT_SCRIPT = `${NOW}
+if ARGV[13] ~= '' then
+  local version = tonumber(redis.call('HGET', KEYS[6], ARGV[13]) or '0')
+  if version > tonumber(ARGV[14]) then return {0, 'limits', version, redis.call('HGET', KEYS[7], ARGV[13]) or ''} end
+end
 local holders = 0
 if ARGV[2] ~= '' then
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
@@ -151,4 +158,17 @@ elseif delta < 0 then
   if back > 0 then redis.call('DECRBY', KEYS[6], back) end
 end
 return 1
+`;
+
+/**
+ * Shares a tenant's limits: a new version of them, announced. KEYS: the versions, the limits. ARGV:
+ * the tenant, the JSON of its limits, the channel. Returns the version.
+ * @internal
+ */
+export const LIMITS_SHARE_SCRIPT = `
+local version = redis.call('HINCRBY', KEYS[1], '', 1)
+redis.call('HSET', KEYS[1], ARGV[1], version)
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+redis.call('PUBLISH', ARGV[3], ARGV[1])
+return version
 `;

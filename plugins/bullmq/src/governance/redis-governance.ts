@@ -5,14 +5,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
-import { DAY_MS, RatePacer, type CapKind, type LimitStore, type Pacer, type PaceKind, type PaceLimiter, PACE_WINDOW_SECONDS } from '@kosong/core/kernel';
+import { DAY_MS, RatePacer, type CapKind, type LimitStore, type Pacer, type PaceKind, type PaceLimiter, type SharedLimits, type TenantLimits, PACE_WINDOW_SECONDS } from '@kosong/core/kernel';
 import type { Redis } from 'ioredis';
 import type { RateLimiterRedis } from 'rate-limiter-flexible';
 import { asUnavailable, closeRedis, createRedis, type RedisConnection } from '../connection.js';
 import { DEFAULT_PREFIX } from '../keys.js';
 import { checkKnownOptions, type KnownOptions } from '../options.js';
 import { GovernanceKeys } from './governance-keys.js';
-import { CAP_ACQUIRE_SCRIPT, CAP_RENEW_SCRIPT, STEP_ADMIT_SCRIPT } from './governance-scripts.js';
+import { CAP_ACQUIRE_SCRIPT, CAP_RENEW_SCRIPT, LIMITS_SHARE_SCRIPT, STEP_ADMIT_SCRIPT } from './governance-scripts.js';
 import { RedisCapGate, type CapGateHost } from './redis-cap-gate.js';
 import { RedisUsageLedger } from './redis-usage-ledger.js';
 
@@ -53,7 +53,8 @@ const GOVERNANCE_OPTIONS: KnownOptions<RedisGovernanceOptions> = { connection: t
 type LimitRedis = Redis & {
   kosongCapAcquire(key: string, holder: string, cap: number, leaseMs: number): Promise<[number, number]>;
   kosongCapRenew(key: string, leaseMs: number, ...holders: string[]): Promise<string[]>;
-  kosongStepAdmit(holders: string, requests: string, tokens: string, spend: string, callHolders: string, ...args: (string | number)[]): Promise<[number, number | string, number?, number?]>;
+  kosongStepAdmit(holders: string, requests: string, tokens: string, spend: string, callHolders: string, versions: string, limits: string, ...args: (string | number)[]): Promise<[number, number | string, (number | string)?, (number | string)?]>;
+  kosongLimitsShare(versions: string, limits: string, tenant: string, json: string, channel: string): Promise<number>;
 };
 
 /** A pacer of this store, with its window's key. */
@@ -113,6 +114,10 @@ export class RedisGovernance implements LimitStore {
   /** The pacers made here, with their windows' keys. */
   readonly #pacers = new WeakMap<Pacer, PacerOfStore>();
   readonly #worker = randomUUID().slice(0, 12);
+  /** Every tenant's shared limits as last seen (see {@link RedisGovernance.shareLimits}). */
+  readonly #shared = new Map<string, SharedLimits>();
+  /** Hears of new versions of tenants' limits. */
+  readonly #subscriber: Redis;
   #holders = 0;
   #closed = false;
 
@@ -130,7 +135,8 @@ export class RedisGovernance implements LimitStore {
     const redis = createRedis(options.connection, { blocking: false, name: 'kosong-governance', ...window });
     redis.defineCommand('kosongCapAcquire', { numberOfKeys: 1, lua: CAP_ACQUIRE_SCRIPT });
     redis.defineCommand('kosongCapRenew', { numberOfKeys: 1, lua: CAP_RENEW_SCRIPT });
-    redis.defineCommand('kosongStepAdmit', { numberOfKeys: 5, lua: STEP_ADMIT_SCRIPT });
+    redis.defineCommand('kosongStepAdmit', { numberOfKeys: 7, lua: STEP_ADMIT_SCRIPT });
+    redis.defineCommand('kosongLimitsShare', { numberOfKeys: 2, lua: LIMITS_SHARE_SCRIPT });
     this.#redis = redis as LimitRedis;
     // One client for the limits and the ledger: a step's record, with its give-backs, and the next admission go in order.
     this.usageLedger = new RedisUsageLedger({ connection: options.connection, prefix, ...window }, redis);
@@ -144,6 +150,63 @@ export class RedisGovernance implements LimitStore {
     };
     this.#renewal = setInterval(() => void this.#renew(), Math.max(1, Math.floor(leaseMs / 3)));
     this.#renewal.unref();
+    this.#subscriber = createRedis(options.connection, { blocking: true, name: 'kosong-governance-limits', ...window });
+    this.#subscriber.on('message', (_channel: string, tenant: string) => void this.#refresh(tenant));
+    // Subscribed first, then every tenant's current limits read: no version is missed in between.
+    void this.#subscriber
+      .subscribe(this.#keys.limitsChannel)
+      .then(() => this.#loadShared())
+      .catch(() => undefined);
+  }
+
+  /** Reads every tenant's shared limits. */
+  async #loadShared(): Promise<void> {
+    const [versions, limits] = await Promise.all([this.#redis.hgetall(this.#keys.limitsVersions), this.#redis.hgetall(this.#keys.limits)]);
+    for (const [tenant, version] of Object.entries(versions)) if (tenant !== '') this.#learn(tenant, Number(version), limits[tenant] ?? '');
+  }
+
+  /** Reads one tenant's shared limits (a new version was announced). */
+  async #refresh(tenant: string): Promise<void> {
+    const replies = await this.#redis.multi().hget(this.#keys.limitsVersions, tenant).hget(this.#keys.limits, tenant).exec().catch(() => null);
+    const [version, json] = (replies ?? []).map(([error, value]) => (error ? null : value)) as (string | null)[];
+    if (typeof version === 'string' && typeof json === 'string') this.#learn(tenant, Number(version), json);
+  }
+
+  /** Keeps a version of a tenant's limits if it is newer than the one known (`json`: as stored; not JSON is kept as it is, for the governor to refuse). */
+  #learn(tenant: string, version: number, json: string | object): void {
+    if (!(version > (this.#shared.get(tenant)?.version ?? 0))) return;
+    let limits: unknown = json;
+    if (typeof json === 'string') {
+      try {
+        limits = JSON.parse(json) as unknown;
+      } catch {
+        limits = json;
+      }
+    }
+    this.#shared.set(tenant, Object.freeze({ version, limits }));
+  }
+
+  /**
+   * Makes `limits` the tenant's limits on every worker of this Redis (and prefix): a new version,
+   * stored in Redis and announced; each worker's governor applies it at its next admission of the
+   * tenant (the admission script refuses an admission under an older version, so none is admitted
+   * under the old limits once the new ones are in Redis). Called by the kernel's governor whenever
+   * the tenant's limits are set on this worker — `tenants.define` at start included: the last limits
+   * given on any worker hold on all of them. Best effort: when Redis cannot be reached, the limits
+   * hold on this worker only.
+   */
+  shareLimits(tenant: string, limits: TenantLimits): void {
+    if (this.#closed) return;
+    const keys = this.#keys;
+    this.#redis
+      .kosongLimitsShare(keys.limitsVersions, keys.limits, tenant, JSON.stringify(limits), keys.limitsChannel)
+      .then((version) => this.#learn(tenant, Number(version), limits))
+      .catch(() => undefined);
+  }
+
+  /** The tenant's shared limits as last seen here (`undefined`: none). */
+  sharedLimits(tenant: string): SharedLimits | undefined {
+    return this.#shared.get(tenant);
   }
 
   /** What a worker's kernel takes (`new Kernel({ ...governance.kernelOptions })`): this store for limits, its ledger for usage. */
@@ -191,7 +254,7 @@ export class RedisGovernance implements LimitStore {
     const callHolders = callGate?.key ?? keys.capHolders(tenant, 'toolCalls');
     const callPrefix = callsWanted > 0 ? this.#host.newHolder() : '';
     const epoch = callGate?.epoch ?? 0;
-    let reply: [number, number | string, number?, number?];
+    let reply: [number, number | string, (number | string)?, (number | string)?];
     try {
       reply = await this.#redis.kosongStepAdmit(
         holders,
@@ -199,6 +262,8 @@ export class RedisGovernance implements LimitStore {
         tokensWindow,
         keys.usageSpend(tenant),
         callHolders,
+        keys.limitsVersions,
+        keys.limits,
         holder,
         gate === undefined ? '' : gate.cap === undefined ? NO_CAP : gate.cap,
         this.#leaseMs,
@@ -211,11 +276,17 @@ export class RedisGovernance implements LimitStore {
         callGate?.cap ?? '',
         callsWanted,
         callPrefix,
+        tenant,
+        ask.limitsVersion,
       );
     } catch (error) {
       throw asUnavailable(error, `Tenant "${tenant}": cannot admit its step in Redis`);
     }
-    if (reply[0] !== 1) return undefined;
+    if (reply[0] !== 1) {
+      // Newer limits than the step's: known now, for the governor to admit it under them.
+      if (reply[1] === 'limits') this.#learn(tenant, Number(reply[2]), String(reply[3] ?? ''));
+      return undefined;
+    }
     gate?.adopt(holder, Number(reply[1]));
     const calls = Number(reply[2] ?? 0);
     if (callGate !== undefined && calls > 0 && epoch === callGate.epoch) {
@@ -264,7 +335,7 @@ export class RedisGovernance implements LimitStore {
     this.#closed = true;
     clearInterval(this.#renewal);
     await this.usageLedger.close();
-    await closeRedis(this.#redis);
+    await Promise.all([closeRedis(this.#redis), closeRedis(this.#subscriber)]);
   }
 }
 

@@ -348,6 +348,43 @@ describe('tenant limits and the usage ledger in Redis (RedisGovernance, real Red
     await load;
   });
 
+  it('a limits change on one worker (tenants.define, setLimits) holds at the next admission on every worker of the Redis; bad shared limits fail the admission with a TypeError', async () => {
+    const prefix = testPrefix();
+    const provider = new UsageProvider(undefined, 40);
+    const a = await worker(prefix, provider);
+    const b = await worker(prefix, provider);
+    a.kernel.tenants.define('acme', { limits: { maxConcurrentSteps: 8 } });
+    b.kernel.tenants.define('acme', { limits: { maxConcurrentSteps: 8 } });
+    const admin = new Redis(server.url);
+    closers.push(async () => admin.disconnect());
+    const version = async (): Promise<number> => Number((await admin.hget(`${prefix}:gov:limits:v`, 'acme')) ?? 0);
+    await until(async () => (await version()) === 2, 5_000, 'both defines shared');
+    await runSteps([b.kernel], 4, 4, () => 'acme'); // B admits under version 2
+
+    // Changed on A only: once in Redis, B's very next admission is under it (the admission script checks the version).
+    a.kernel.tenants.setLimits('acme', { requestsPerMinute: 2, onLimit: 'refuse' });
+    await until(async () => (await version()) === 3, 5_000, 'the change in Redis');
+    const outcomes = await Promise.allSettled(Array.from({ length: 3 }, () => runSteps([b.kernel], 1, 1, () => 'acme')));
+    expect(outcomes.filter((o) => o.status === 'fulfilled')).to.have.length(2);
+    const refused = (outcomes.find((o) => o.status === 'rejected') as PromiseRejectedResult).reason as TenantLimitError;
+    expect(TenantLimitError.isInstance(refused), String(refused)).to.equal(true);
+    expect(refused).to.deep.include({ limit: 'requestsPerMinute', max: 2 });
+    // Announced too: A's governance hears of B's change without an admission.
+    b.kernel.tenants.setLimits('acme', { maxConcurrentSteps: 1 });
+    await until(() => a.governance.sharedLimits('acme')?.version === 4, 5_000, 'the announcement');
+    expect(a.governance.sharedLimits('acme')?.limits).to.deep.equal({ maxConcurrentSteps: 1 });
+    provider.maxActive = 0;
+    await runSteps([a.kernel], 6, 6, () => 'acme');
+    expect(provider.maxActive, "A's steps one at a time, as B said").to.equal(1);
+
+    // Limits another process wrote that are no limits: refused, never applied as none.
+    await admin.hset(`${prefix}:gov:limits`, 'acme', JSON.stringify({ maxConcurrentSteps: -1 }));
+    await admin.hset(`${prefix}:gov:limits:v`, 'acme', 99);
+    const bad = await rejectionOf(runSteps([a.kernel], 1, 1, () => 'acme'));
+    expect(bad).to.be.instanceOf(TypeError);
+    expect(String(bad)).to.match(/maxConcurrentSteps must be a positive integer/);
+  });
+
   it("a worker SIGKILLed while it holds places gives them back when their leases run out", async () => {
     const prefix = testPrefix();
     const holder = await TestProcess.start(fixture('cap-holder-main.js'), [server.url, prefix, 'acme', '2', '1000']);
