@@ -5,6 +5,8 @@ export interface GlobalOptions {
   readonly json?: boolean;
   readonly session?: string;
   readonly allowBash?: boolean;
+  /** `--allow-edits`: `write_file` and `edit_file` change files without asking. */
+  readonly allowEdits?: boolean;
   readonly maxSteps: number;
   readonly system?: string;
   readonly maxTokens?: number;

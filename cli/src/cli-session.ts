@@ -28,6 +28,8 @@ export interface CliSessionOptions {
   readonly maxSteps: number;
   /** `--allow-bash`: bash commands run without asking. Otherwise each needs the approval of {@link onApproval}. */
   readonly allowBash: boolean;
+  /** `--allow-edits`: `write_file` and `edit_file` change files without asking. Otherwise each change needs the approval of {@link onApproval}. */
+  readonly allowEdits?: boolean;
   /** Decides about the bash calls (without `allowBash`), e.g. a `BashApproval`'s handler; none: they are denied. */
   readonly onApproval?: ApprovalCallback | undefined;
   /** A JSONL file to resume from and save to. */
@@ -84,7 +86,7 @@ export class CliSession {
     const context = new LinearContext(options.sessionFile);
     const report = await context.restore();
     const kernel = new Kernel(options.usageLedger === undefined ? {} : { usageLedger: options.usageLedger });
-    const builtin = builtinToolset({ cwd: options.cwd, offerBash: true });
+    const builtin = builtinToolset({ cwd: options.cwd, offerBash: true, allowEdits: options.allowEdits === true });
     // Without --allow-bash, every bash call waits for the approval handler's decision (core's approval gate).
     const gated = options.allowBash ? builtin : requireApproval(builtin, ['bash']);
     const { mcp } = options;

@@ -36,6 +36,10 @@ const program = new Command()
     '--allow-bash',
     'let the bash tool run any command in the working directory without asking (default: on a terminal, ask before each command; elsewhere, and with --json, refuse it)',
   )
+  .option(
+    '--allow-edits',
+    'let write_file and edit_file change files in the working directory without asking (default: on a terminal, ask before each change, showing its diff; elsewhere, and with --json, refuse it)',
+  )
   .option('--max-steps <n>', 'steps per turn at most', positiveInteger, DEFAULT_MAX_STEPS)
   .option('--system <prompt>', 'the system prompt')
   .option('--redis <url>', 'run the turns on `kosong worker` processes through this Redis (redis://host:port); --session then names the session in Redis')
@@ -148,6 +152,7 @@ program
         concurrency: commandOptions.concurrency,
         cwd: process.cwd(),
         allowBash: options.allowBash === true,
+        allowEdits: options.allowEdits === true,
         systemPrompt: options.system ?? defaultSystemPrompt(),
         maxSteps: options.maxSteps,
         env,

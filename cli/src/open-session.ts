@@ -89,6 +89,7 @@ export async function openSession(
       systemPrompt: withInstructions(options.system ?? defaultSystemPrompt(), instructions),
       maxSteps: options.maxSteps,
       allowBash: options.allowBash === true,
+      allowEdits: options.allowEdits === true,
       onApproval,
       sessionFile: options.session,
       generation: generationOf(options),

@@ -179,7 +179,7 @@ export async function runServe(global: GlobalOptions, options: ServeCommandOptio
   }
   const [core, { builtinToolset }, server] = await Promise.all([import('@kosong/core'), import('./tools/builtin-tools.js'), loadServer(fail)]);
   const kernel = new core.Kernel();
-  const builtin = builtinToolset({ cwd: process.cwd(), offerBash: true });
+  const builtin = builtinToolset({ cwd: process.cwd(), offerBash: true, allowEdits: global.allowEdits === true });
   // Without --allow-bash, every bash call waits for an approval from the page (tool-approval-request).
   const toolset = global.allowBash === true ? builtin : core.requireApproval(builtin, ['bash']);
   const tenantIds = keys.length === 0 ? [LOCAL_TENANT] : [...new Set(keys.map((key) => key.tenant))];

@@ -1,6 +1,7 @@
 import { Kernel, definePlugin, requireApproval, type ProviderPluginFactory } from '@kosong/core';
 import { AgentWorker, RedisGovernance, RedisUsageLedger, RemoteToolset, ToolWorker } from '@kosong/bullmq';
 import { builtinToolset } from './tools/builtin-tools.js';
+import { EDIT_TOOL_NAMES } from './tools/file-edits.js';
 import { UNSIGNED_APPROVALS_WARNING, approvalSecretFrom } from './approval-secret.js';
 
 /** How `kosong worker` is set up. */
@@ -11,6 +12,8 @@ export interface WorkerCommandOptions {
   readonly cwd: string;
   /** `--allow-bash`: bash calls run without asking; otherwise each waits for the approval of whoever submitted the turn. */
   readonly allowBash: boolean;
+  /** `--allow-edits`: the turns' `write_file` and `edit_file` calls run without an approval. */
+  readonly allowEdits?: boolean;
   readonly systemPrompt: string;
   readonly maxSteps: number;
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -106,8 +109,11 @@ export async function startWorker(options: WorkerCommandOptions): Promise<Runnin
     await tools.close({ deadlineMs: 0 });
     throw error;
   }
-  // No approval handler in this kernel: a bash call that needs approval is deferred to the turn's submitter.
-  const toolset = options.allowBash ? remote : requireApproval(remote, ['bash']);
+  // No approval handler in this kernel: a call that needs approval (bash, a file change) is deferred to
+  // the turn's submitter. The tool workers' own approval rules do not reach here (a remote toolset
+  // has none), so the gated tools are named.
+  const gated = [...(options.allowBash ? [] : ['bash']), ...(options.allowEdits === true ? [] : EDIT_TOOL_NAMES)];
+  const toolset = gated.length === 0 ? remote : requireApproval(remote, gated);
   // The demo answers from each turn's history, so one provider serves every turn (see DemoChatProvider).
   await kernel.use(options.provider.create(options.env), definePlugin({ name: 'builtin-tools', setup: (ctx) => ctx.bindToolset(toolset) }));
   const agents = new AgentWorker({
@@ -121,7 +127,7 @@ export async function startWorker(options: WorkerCommandOptions): Promise<Runnin
   await agents.start();
   return {
     id: agents.id,
-    warnings: approvalSecret === undefined && !options.allowBash ? [UNSIGNED_APPROVALS_WARNING] : [],
+    warnings: approvalSecret === undefined && gated.length > 0 ? [UNSIGNED_APPROVALS_WARNING] : [],
     async close(deadlineMs = 10_000) {
       await agents.close({ deadlineMs });
       await tools.close({ deadlineMs });

@@ -5,9 +5,9 @@
  */
 import { RedisServer } from '@kosong/bullmq/testing';
 import { expect } from 'chai';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { NOBODY_TO_ASK, NOBODY_TO_ASK_NOTICE, USER_DENIED } from '../approval/bash-approval.js';
+import { NOBODY_TO_ASK, NOBODY_TO_ASK_EDIT, NOBODY_TO_ASK_NOTICE, USER_DENIED } from '../approval/bash-approval.js';
 import { jsonEvents, killLeftovers, makeWorkspace, runCli, startCli, toolCallLine, type CliProcess, type Workspace } from './cli-harness.js';
 import { HAS_SCRIPT, KEY, PtyCli, killPtyLeftovers, stripEscapes } from './pty-harness.js';
 
@@ -122,5 +122,15 @@ describe('kosong --redis: approval of bash calls on worker processes (real redis
     expect(events.filter((e) => e.type === 'turn_end')).to.have.length(1);
     expect(events.at(-1)).to.include({ type: 'turn_end', stopReason: 'max_steps' });
     expect(existsSync(join(ws.cwd, 'no.txt'))).to.equal(false);
+  });
+
+  it("a worker's file changes wait for an approval too (a remote toolset carries no approval rules of its own: the worker names them)", async () => {
+    const script = [toolCallLine('e1', 'edit_file', { path: 'notes.txt', old_string: 'first', new_string: 'FIRST' }), toolCallLine('w1', 'write_file', { path: 'new.txt', content: 'x' })].join('\n');
+    const json = await runCli(['--redis', redis.url, '--max-steps', '1', '--json', 'run', script], ws.cwd, { timeoutMs: 30_000 });
+    expect(json.code, json.stderr).to.equal(STOPPED_AT_STEP_LIMIT);
+    const decisions = jsonEvents(json.stdout).filter((e) => e.type === 'approval_decision').map((e) => e.decision);
+    expect(decisions).to.deep.equal([{ type: 'defer' }, { type: 'defer' }, { type: 'deny', reason: NOBODY_TO_ASK_EDIT }, { type: 'deny', reason: NOBODY_TO_ASK_EDIT }]);
+    expect(readFileSync(join(ws.cwd, 'notes.txt'), 'utf8')).to.equal(ws.notes);
+    expect(existsSync(join(ws.cwd, 'new.txt'))).to.equal(false);
   });
 });

@@ -16,6 +16,9 @@ import { PathEscapeError, confine, openInside } from './workspace-path.js';
 /** The largest file `edit_file` reads, and the largest content either tool writes (10 MiB). */
 export const MAX_EDIT_BYTES = 10 * 1024 * 1024;
 
+/** The tools of this module: the calls that change files. */
+export const EDIT_TOOL_NAMES: readonly string[] = ['write_file', 'edit_file'];
+
 /** Options of the file-editing tools. */
 export interface FileEditOptions {
   /** The working directory: nothing outside it is written. */
