@@ -4,6 +4,10 @@ export interface GlobalOptions {
   readonly model?: string;
   readonly json?: boolean;
   readonly session?: string;
+  /** `--continue`: go on with the newest saved session. */
+  readonly continue?: boolean;
+  /** `--resume <id>`: go on with this saved session. */
+  readonly resume?: string;
   readonly allowBash?: boolean;
   /** `--allow-edits`: `write_file` and `edit_file` change files without asking. */
   readonly allowEdits?: boolean;

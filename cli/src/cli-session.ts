@@ -17,6 +17,7 @@ import { combineToolsets } from '@kosong/toolset-simple';
 import type { UsageLedger } from '@kosong/core/kernel';
 import { describeFailure, type Renderer } from './render/renderer.js';
 import { builtinToolset } from './tools/builtin-tools.js';
+import { conversationLines } from './sessions/session-choice.js';
 
 /** How a CLI session is set up. */
 export interface CliSessionOptions {
@@ -34,6 +35,8 @@ export interface CliSessionOptions {
   readonly onApproval?: ApprovalCallback | undefined;
   /** A JSONL file to resume from and save to. */
   readonly sessionFile?: string | undefined;
+  /** Show the conversation restored from the file before the first turn (a saved session gone on with). */
+  readonly showConversation?: boolean;
   /** Generation options of every step (`--max-tokens`, `--temperature`); the provider refuses what it cannot do. */
   readonly generation?: GenerationOptions | undefined;
   /** Time budgets of every turn (`--timeout`: `turnMs`, `--tool-timeout`: `toolCallMs`). */
@@ -108,11 +111,17 @@ export class CliSession {
       ...(options.generation === undefined ? {} : { generation: options.generation }),
       ...(options.timeouts === undefined ? {} : { timeouts: options.timeouts }),
     });
+    if (report.messages > 0 && options.showConversation === true) for (const line of conversationLines(context.history)) options.renderer.info(line);
     if (report.messages > 0) options.renderer.info(`resumed ${report.messages} messages from ${options.sessionFile}`);
     if (report.tornLineSavedTo !== undefined) {
       options.renderer.info(`the last line of the session file was cut short (a crash?); it was moved to ${report.tornLineSavedTo}`);
     }
     return new CliSession(kernel, agent, options.renderer, options.usageLedger);
+  }
+
+  /** Whether the conversation has messages (in its session file, when it has one). */
+  get saved(): boolean {
+    return this.agent.context.history.length > 0;
   }
 
   /** Whether a turn is running. */

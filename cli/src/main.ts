@@ -15,6 +15,7 @@ import { fail, missingKeyMessage, setupFailedEvent, SETUP_EXIT_CODE, wantsJson }
 import { terminalCapabilities } from './terminal/terminal-capabilities.js';
 import { parseDuration } from './timeout-flags.js';
 import { registerUsageCommand } from './usage/usage-registration.js';
+import { registerSessionsCommand } from './sessions/sessions-command.js';
 import { registerServeCommand } from './serve-command.js';
 import { registerMcpCommand } from './mcp/mcp-command.js';
 
@@ -31,7 +32,9 @@ const program = new Command()
   .option('-p, --provider <name>', 'the model provider (`kosong providers` lists them; with --redis, the worker chooses it)', 'demo')
   .option('-m, --model <name>', "the provider's model, for providers that offer a choice (sets <PROVIDER>_MODEL, e.g. OPENAI_MODEL)")
   .option('--json', 'print one JSON event per line instead of text')
-  .option('-s, --session <file>', 'keep the conversation in this JSONL file, and resume it if it exists')
+  .option('-s, --session <file>', 'keep the conversation in this JSONL file, and resume it if it exists (default: chat saves each session in the sessions directory; run keeps none)')
+  .option('-c, --continue', 'go on with the newest saved session (kosong sessions lists them)')
+  .option('-r, --resume <id>', 'go on with this saved session (its id, or the start of it)')
   .option(
     '--allow-bash',
     'let the bash tool run any command in the working directory without asking (default: on a terminal, ask before each command; elsewhere, and with --json, refuse it)',
@@ -70,6 +73,8 @@ const WORKER_REFUSES: readonly (readonly [keyof GlobalOptions, string])[] = [
   ['maxTokens', '--max-tokens'],
   ['temperature', '--temperature'],
   ['session', '--session'],
+  ['continue', '--continue'],
+  ['resume', '--resume'],
   ['json', '--json'],
   ['timeout', '--timeout'],
   ['toolTimeout', '--tool-timeout'],
@@ -184,6 +189,7 @@ program
   });
 
 registerUsageCommand(program);
+registerSessionsCommand(program);
 registerServeCommand(program, globalOptions);
 registerMcpCommand(program, globalOptions);
 

@@ -1,6 +1,7 @@
 import type { GenerationOptions, ToolCall } from '@kosong/core';
 import { BashApproval, type AskUser } from './approval/bash-approval.js';
 import { readProjectInstructions, withInstructions } from './project-instructions.js';
+import { chooseSessionFile, type SessionChoice } from './sessions/session-choice.js';
 import { CliSession, describeFailure, type TurnOutcome } from './cli-session.js';
 import { defaultSystemPrompt, providerEnvironment, ProviderOptionError, type GlobalOptions } from './cli-options.js';
 import { chosenProvider } from './provider-catalog.js';
@@ -40,7 +41,7 @@ export async function openSession(
   terminal: TerminalCapabilities,
   ask: AskUser | undefined,
   command: 'run' | 'chat',
-): Promise<{ session: Session; renderer: Renderer; describeTools: () => string }> {
+): Promise<{ session: Session; renderer: Renderer; describeTools: () => string; savedAs?: string }> {
   // Only chat goes on after Ctrl-C stopped a turn: there, a second one exits.
   const renderer: Renderer = options.json ? new JsonRenderer(process.stdout) : new TerminalRenderer(process.stdout, terminal, { secondCtrlCExits: command === 'chat' });
   // Without --allow-bash, bash calls are put to the user (local: before they run; --redis: when the worker defers them).
@@ -66,10 +67,18 @@ export async function openSession(
       fail((error as Error).message);
     }
     if (options.mcpConfig !== undefined) fail('--mcp-config is not supported with --redis: the tools are the worker\'s');
+    if (options.continue === true || options.resume !== undefined) fail('--continue and --resume are not supported with --redis: --session names the session in Redis');
     const session = new RemoteCliSession({ redis: options.redis, renderer, systemPrompt: options.system, maxSteps: options.maxSteps, session: options.session, onApproval, approvalSecret });
     return { session, renderer, describeTools: () => 'the tools are those of the kosong worker processes that run the turns' };
   }
   const provider = await chosenProvider(options.provider, fail);
+  // The session file: --session, a saved session (--continue, --resume), or for chat a new saved one.
+  let choice: SessionChoice;
+  try {
+    choice = await chooseSessionFile(options, command);
+  } catch (error) {
+    fail((error as Error).message);
+  }
   let usageLedger: UsageFileLedger;
   try {
     usageLedger = new UsageFileLedger(usageFilePath());
@@ -91,14 +100,15 @@ export async function openSession(
       allowBash: options.allowBash === true,
       allowEdits: options.allowEdits === true,
       onApproval,
-      sessionFile: options.session,
+      sessionFile: choice.file,
+      showConversation: choice.resumed,
       generation: generationOf(options),
       timeouts: timeoutBudgets(options),
       usageLedger,
       env: providerEnvironment(provider.name, process.env, options),
       ...(mcp.toolset === undefined ? {} : { mcp: mcp.toolset }),
     });
-    return { session, renderer, describeTools: mcp.describeTools };
+    return { session, renderer, describeTools: mcp.describeTools, ...(choice.newId === undefined ? {} : { savedAs: choice.newId }) };
   } catch (error) {
     await mcp.toolset?.close();
     fail(

@@ -52,6 +52,11 @@ export class RemoteCliSession {
   }
 
   /** Whether a turn is running (or its waiting calls are being asked about). */
+  /** Never: a session in Redis is not one of the sessions directory's (it has no saved id to tell). */
+  get saved(): boolean {
+    return false;
+  }
+
   get busy(): boolean {
     return this.running !== undefined || this.asking !== undefined;
   }

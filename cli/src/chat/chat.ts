@@ -18,7 +18,7 @@ export async function runChat(options: GlobalOptions): Promise<void> {
   const terminal = terminalCapabilities(process.stdout, process.stdin, process.env);
   // Bash calls are put to the user at the terminal (unless --allow-bash), on the reader's own line.
   const ask = canAskUser(options, process.stdin, process.stdout) ? (question: string, signal: AbortSignal) => reader.question(question, signal) : undefined;
-  const { session, renderer, describeTools } = await openSession(options, terminal, ask, 'chat');
+  const { session, renderer, describeTools, savedAs } = await openSession(options, terminal, ask, 'chat');
   // A person at a terminal (not a pipe, not --json): Ctrl-C at the prompt clears before it exits.
   const person = process.stdin.isTTY === true && !options.json;
   const lineEditing = person && terminal.lineEditing;
@@ -72,5 +72,7 @@ export async function runChat(options: GlobalOptions): Promise<void> {
   process.off('SIGINT', onCtrlC);
   reader.close();
   await session.close();
+  // A new saved session that got a turn: how to go on with it (told to a person; a program reading the output has `kosong sessions`).
+  if (person && savedAs !== undefined && session.saved) renderer.info(`session saved: ${savedAs} (kosong --resume ${savedAs} goes on with it; kosong sessions lists them)`);
   process.exitCode = lastOutcome === 'interrupted' ? 0 : EXIT_CODE[lastOutcome];
 }

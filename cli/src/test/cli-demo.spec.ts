@@ -241,7 +241,7 @@ describe('kosong CLI: command line', function () {
     expect(unknownCommand.code).to.equal(2);
     expect(unknownCommand.stdout).to.equal('');
     expect(unknownCommand.stderr).to.equal(
-      `error: unknown command 'hello' (commands: run, chat, worker, providers, usage, serve, mcp; to ask something once: kosong run "hello there")\n`,
+      `error: unknown command 'hello' (commands: run, chat, worker, providers, usage, sessions, serve, mcp; to ask something once: kosong run "hello there")\n`,
     );
   });
 
