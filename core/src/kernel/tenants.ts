@@ -11,6 +11,7 @@ import { TenantId } from './tenant-id.js';
 import { TenantGovernor } from '../governance/admission.js';
 import type { Governance } from '../governance/governance.js';
 import { limitsAnything, validateTenantLimits, type TenantLimits } from '../governance/tenant-limits.js';
+import { checkKnownOptions, type KnownOptions } from '../known-options.js';
 
 /** What a tenant's {@link TenantDefinition.module} gets: the inversify module API and the tenant's id. */
 export interface TenantModuleContext extends ContainerModuleLoadOptions {
@@ -40,6 +41,8 @@ export interface TenantDefinition {
    */
   readonly limits?: TenantLimits;
 }
+
+const DEFINITION_KEYS: KnownOptions<TenantDefinition> = { toolset: true, provider: true, hooks: true, module: true, modules: true, limits: true };
 
 /** What tenants need of their kernel. @internal */
 export interface TenantHost {
@@ -269,13 +272,15 @@ export class Tenants {
    * (`module`, `modules`) gets the plugins' class-bound services created for it right away (any
    * tenant gets the tenant-only ones), so a dependency it lacks fails here.
    *
-   * @throws TypeError for bad `limits` (see `TenantLimits`); {@link KernelError} if the id is taken, or a module binds `StepHooks` (give tenant hooks with
+   * @throws TypeError for a key it does not know, or bad `limits` (see `TenantLimits`); {@link KernelError} if the id is taken, or a module binds `StepHooks` (give tenant hooks with
    * `hooks`); {@link UnknownProviderError} for an unknown provider name; {@link PluginError} if a
    * plugin's service cannot be created with the tenant's bindings (naming the plugin and the chain).
    */
   define(id: string, definition: TenantDefinition = {}): void {
     this.host.checkOpen();
     if (typeof id !== 'string' || id === '') throw new KernelError('A tenant id must be a non-empty string');
+    // A key it does not know (a misspelt `limit`, an `mcp` that a plugin's helper should take) is an error, never ignored.
+    checkKnownOptions(`tenants.define("${id}")`, definition, DEFINITION_KEYS);
     const limits = validateTenantLimits(`tenants.define("${id}")`, definition.limits);
     if (this.scopes.has(id)) throw new KernelError(`Tenant "${id}" is already defined; remove it first, or use setToolset`);
     if (typeof definition.provider === 'string') this.host.checkProvider(definition.provider);

@@ -72,6 +72,15 @@ describe('kernel: tenants', () => {
       expect(kernel.tenants.list()).to.deep.equal(['a']);
     });
 
+    it('refuses a definition with a key it does not know (a misspelt limits, an mcp no plugin took): a TypeError, the tenant not defined', async () => {
+      for (const definition of [{ limit: { requestsPerMinute: 1 } }, { mcp: { files: { command: 'x' } } }]) {
+        const error = await rejectionOf(() => kernel.tenants.define('a', definition as never));
+        expect(error).to.be.instanceOf(TypeError);
+        expect((error as Error).message).to.match(/tenants\.define\("a"\): unknown option "(limit|mcp)" \(its options: toolset, provider, hooks, module, modules, limits\)/);
+      }
+      expect(kernel.tenants.has('a')).to.equal(false);
+    });
+
     it('an unknown tenant is an UnknownTenantError listing the defined ones (runner, setToolset, remove)', async () => {
       kernel.tenants.define('acme');
       kernel.tenants.define('globex');
