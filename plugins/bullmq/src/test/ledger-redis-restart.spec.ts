@@ -43,14 +43,14 @@ const saysInterrupted = (message: Message): boolean => /Tool call was interrupte
  */
 describe(`Redis restarted ${RESTARTS} times and frozen ${STOPS} times under in-flight turns (real processes, AOF always)`, function () {
   this.timeout(600_000);
-  // KNOWN BUG, open in issue 20: in about 1 of 8 CI runs a 'never' call of a step's parallel pair ran
-  // twice in the same tool worker (same key, same pid); its cause is not found. Not seen in 46 runs of
-  // this spec alone (2026-12-02), which found and fixed three other restart bugs: writes resent
-  // together failed as STALE (resent-writes.spec.ts), a turn marked done without its terminal event
-  // left its submitter waiting for ever (turn-end.spec.ts), and a job removed while its resent add
-  // was looked at was enqueued again for any tool (resent-add.spec.ts). One retry, so that the rare
-  // failure does not hide every other result of CI; a failure that repeats still fails. Remove the
-  // retry with the fix.
+  // A double run of a 'never' call (same key, same pid) was seen in about 1 of 8 CI runs before
+  // 35f511e. That commit fixed a path that explains it: a call whose resent add found its job gone
+  // (removed by the recovery of its turn on another worker, after the job had run) was enqueued
+  // again for any tool, so a finished 'never' job could run a second time (resent-add.spec.ts). Since
+  // then: 60 runs of this spec alone, 2 at the issue's full size (KOSONG_REDIS_RESTARTS=10,
+  // KOSONG_REDIS_STOPS=5, KOSONG_REDIS_TURNS=60), and the 300-turn, 100-kill soak: no double run.
+  // That the fix was the cause is not proven, so one retry stays, so that a rare failure does not
+  // hide every other result of CI; a failure that repeats still fails.
   this.retries(1);
   let server: RedisServer;
   let dir: string;
