@@ -130,9 +130,13 @@ export class TenantScope extends ServiceScope {
     return this.governor?.limits;
   }
 
-  /** The tenant is removed: its queued steps and tool calls fail with `reason`; running ones finish. */
-  closeLimits(reason: unknown): void {
-    this.#governor?.close(reason);
+  /**
+   * The tenant is removed: its queued steps and tool calls fail with the error `reason` makes (made
+   * only when it has limits: the error lists every tenant, and a kernel of 10k tenants removes many);
+   * running ones finish.
+   */
+  closeLimits(reason: () => unknown): void {
+    if (this.#governor) this.#governor.close(reason());
   }
 
   get container(): Container | undefined {
@@ -372,7 +376,7 @@ export class Tenants {
     const scope = this.scopes.get(id);
     if (!scope) return this.#pendingRemoval(id) ?? Promise.reject(new UnknownTenantError(id, this.list()));
     this.scopes.delete(id);
-    scope.closeLimits(new UnknownTenantError(id, this.list()));
+    scope.closeLimits(() => new UnknownTenantError(id, this.list()));
     const done: Promise<void> = scope.leases
       .idle()
       .then(async () => {
