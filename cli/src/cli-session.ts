@@ -9,6 +9,7 @@ import {
   type AgentEvent,
   type ApprovalCallback,
   type GenerationOptions,
+  type Message,
   type ProviderPluginFactory,
   type TimeoutBudgets,
   type Toolset,
@@ -137,7 +138,7 @@ export class CliSession {
    * a failure, or the end of the process — is recorded as an interrupted assistant message
    * (`partial`), so that no user message is left without a reply and the next one follows it.
    */
-  async turn(input: string): Promise<TurnOutcome> {
+  async turn(input: string, messages?: readonly Message[]): Promise<TurnOutcome> {
     const controller = new AbortController();
     this.running = controller;
     this.renderer.turnStart(input);
@@ -152,7 +153,8 @@ export class CliSession {
       this.renderer.event(event);
     };
     try {
-      const result = await this.agent.run(input, { signal: controller.signal, onEvent });
+      // `messages`: what the turn sends instead of the text (a message with MCP resources, a prompt's messages).
+      const result = await this.agent.run(messages ?? input, { signal: controller.signal, onEvent });
       this.renderer.turnEnd(result);
       return result.stopReason === 'max_steps' ? 'max_steps' : 'completed';
     } catch (error) {

@@ -1,4 +1,5 @@
 import type { GenerationOptions, ToolCall } from '@kosong/core';
+import type { McpTenantToolset } from '@kosong/toolset-mcp';
 import { BashApproval, type AskUser } from './approval/bash-approval.js';
 import { readProjectInstructions, withInstructions } from './project-instructions.js';
 import { chooseSessionFile, type SessionChoice } from './sessions/session-choice.js';
@@ -41,7 +42,7 @@ export async function openSession(
   terminal: TerminalCapabilities,
   ask: AskUser | undefined,
   command: 'run' | 'chat',
-): Promise<{ session: Session; renderer: Renderer; describeTools: () => string; savedAs?: string }> {
+): Promise<{ session: Session; renderer: Renderer; describeTools: () => string; savedAs?: string; mcp?: McpTenantToolset }> {
   // Only chat goes on after Ctrl-C stopped a turn: there, a second one exits.
   const renderer: Renderer = options.json ? new JsonRenderer(process.stdout) : new TerminalRenderer(process.stdout, terminal, { secondCtrlCExits: command === 'chat' });
   // Without --allow-bash, bash calls are put to the user (local: before they run; --redis: when the worker defers them).
@@ -86,7 +87,8 @@ export async function openSession(
     fail((error as Error).message);
   }
   // The MCP servers of the config (kosong.json, ~/.config/kosong/config.json, --mcp-config): each a setup error if it cannot be used.
-  const mcp = await (await import('./mcp/open-mcp.js')).openMcpServers(options.mcpConfig, process.cwd());
+  // A server's elicitation is asked on the terminal, as approvals are (declined where nobody can be asked).
+  const mcp = await (await import('./mcp/open-mcp.js')).openMcpServers(options.mcpConfig, process.cwd(), { ask: options.json ? undefined : ask, renderer });
   // AGENTS.md and KOSONG.md of the working directory go after the system prompt; the user is told which.
   const instructions = await readProjectInstructions(process.cwd());
   for (const notice of instructions.notices) renderer.info(notice);
@@ -108,7 +110,13 @@ export async function openSession(
       env: providerEnvironment(provider.name, process.env, options),
       ...(mcp.toolset === undefined ? {} : { mcp: mcp.toolset }),
     });
-    return { session, renderer, describeTools: mcp.describeTools, ...(choice.newId === undefined ? {} : { savedAs: choice.newId }) };
+    return {
+      session,
+      renderer,
+      describeTools: mcp.describeTools,
+      ...(choice.newId === undefined ? {} : { savedAs: choice.newId }),
+      ...(mcp.toolset === undefined ? {} : { mcp: mcp.toolset }),
+    };
   } catch (error) {
     await mcp.toolset?.close();
     fail(

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { TurnQueue, type QueuedTurnResult, type TurnEvent, type TurnHandle, type TurnOptions } from '@kosong/bullmq';
-import type { AgentEvent, ApprovalCallback, ApprovalDecision, PendingApproval } from '@kosong/core';
+import type { AgentEvent, ApprovalCallback, ApprovalDecision, Message, PendingApproval } from '@kosong/core';
 import type { TurnOutcome } from './cli-session.js';
 import type { Renderer } from './render/renderer.js';
 import { APPROVAL_SECRET_VARIABLE } from './approval-secret.js';
@@ -67,7 +67,9 @@ export class RemoteCliSession {
    * {@link RemoteCliSessionOptions.onApproval}) and goes on with a resumption, until it ends otherwise.
    * Calls left waiting by an earlier turn stopped at its question are decided first.
    */
-  async turn(input: string): Promise<TurnOutcome> {
+  async turn(input: string, messages?: readonly Message[]): Promise<TurnOutcome> {
+    // MCP resources and prompts are the local session's (--mcp-config is refused with --redis).
+    if (messages !== undefined) throw new TypeError('RemoteCliSession.turn: a turn of a worker takes text only');
     const { renderer } = this.options;
     renderer.turnStart(input);
     try {

@@ -4,6 +4,8 @@ export const CHAT_HELP = [
   'pasted lines are one message (press Enter to send it).',
   '  /help          this help',
   '  /tools         the tools the model has: built-in, then each MCP server\'s',
+  '  /prompt [server:]name [key=value …]   send an MCP server\'s prompt',
+  '  @server:uri    (in a message) adds that MCP resource to the message',
   '  /exit, /quit   end the session (so does Ctrl-D on an empty line)',
   '  Ctrl-C         stops the running turn; at the prompt, clears the line; twice in a row, exits',
 ].join('\n');

@@ -4,6 +4,7 @@ import { canAskUser, EXIT_CODE, openSession } from '../open-session.js';
 import { terminalCapabilities } from '../terminal/terminal-capabilities.js';
 import { chatCommand, CHAT_HELP } from './chat-help.js';
 import { InputReader } from './input-reader.js';
+import { isPromptCommand, promptInput, withResources } from '../mcp/mcp-references.js';
 
 /** A second Ctrl-C within this long of one that stopped a turn exits, even if a new turn runs. */
 const DOUBLE_PRESS_MS = 2_000;
@@ -18,7 +19,7 @@ export async function runChat(options: GlobalOptions): Promise<void> {
   const terminal = terminalCapabilities(process.stdout, process.stdin, process.env);
   // Bash calls are put to the user at the terminal (unless --allow-bash), on the reader's own line.
   const ask = canAskUser(options, process.stdin, process.stdout) ? (question: string, signal: AbortSignal) => reader.question(question, signal) : undefined;
-  const { session, renderer, describeTools, savedAs } = await openSession(options, terminal, ask, 'chat');
+  const { session, renderer, describeTools, savedAs, mcp } = await openSession(options, terminal, ask, 'chat');
   // A person at a terminal (not a pipe, not --json): Ctrl-C at the prompt clears before it exits.
   const person = process.stdin.isTTY === true && !options.json;
   const lineEditing = person && terminal.lineEditing;
@@ -62,6 +63,13 @@ export async function runChat(options: GlobalOptions): Promise<void> {
     armed = false;
     const text = input.trim();
     if (text === '') continue;
+    // MCP: `/prompt [server:]name …` sends a prompt's messages; `@server:uri` adds a resource to the message.
+    const mcpInput = isPromptCommand(text) ? await promptInput(text, mcp) : await withResources(text, mcp);
+    if (mcpInput !== undefined) {
+      if ('error' in mcpInput) renderer.info(mcpInput.error);
+      else lastOutcome = await session.turn(text, mcpInput.messages);
+      continue;
+    }
     const command = chatCommand(text);
     if (command === 'exit') break;
     if (command === 'help') renderer.info(CHAT_HELP);

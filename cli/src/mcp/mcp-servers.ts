@@ -7,6 +7,7 @@ import { pathToFileURL } from 'node:url';
 import type { Tool } from '@kosong/core';
 import { McpTenantToolset, type McpServers } from '@kosong/toolset-mcp';
 import type { CliMcpConfig } from './mcp-config.js';
+import { terminalElicitation, type TerminalElicitationOptions } from './terminal-elicitation.js';
 
 /** The separator between a server's name and its tool's name in what the model sees: `everything__echo`. */
 export const MCP_TOOL_SEPARATOR = '__';
@@ -20,17 +21,19 @@ export interface CliMcpServerTools {
 /**
  * Connects every server of the config (at once), each tool named `<server>__<tool>`, the working
  * directory offered as the servers' root. The servers' stderr is not shown (servers log there).
- * `undefined` when the config has no servers.
+ * With `questions`, a server's elicitation is put to the user (see {@link terminalElicitation});
+ * without, it is declined. `undefined` when the config has no servers.
  *
  * @throws the first server's failure (an `McpConnectionError` naming it); nothing stays open then.
  */
-export async function connectMcpServers(config: CliMcpConfig, cwd: string): Promise<McpTenantToolset | undefined> {
+export async function connectMcpServers(config: CliMcpConfig, cwd: string, questions?: TerminalElicitationOptions): Promise<McpTenantToolset | undefined> {
   if (config.servers.length === 0) return undefined;
   const roots = [{ uri: pathToFileURL(cwd).href, name: 'workspace' }];
+  const elicitation = questions === undefined ? undefined : terminalElicitation(questions);
   const servers: McpServers = Object.fromEntries(
     config.servers.map(({ name, server }) => [
       name,
-      { server: server.type === 'stdio' ? { ...server, stderr: 'ignore' as const } : server, prefix: `${name}${MCP_TOOL_SEPARATOR}`, roots },
+      { server: server.type === 'stdio' ? { ...server, stderr: 'ignore' as const } : server, prefix: `${name}${MCP_TOOL_SEPARATOR}`, roots, ...(elicitation === undefined ? {} : { elicitation }) },
     ]),
   );
   return McpTenantToolset.connect({ tenant: 'kosong', servers });

@@ -11,7 +11,9 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { expect } from 'chai';
 import { builtinToolset } from '../tools/builtin-tools.js';
-import { jsonEvents, killLeftovers, makeWorkspace, runCli, type Workspace } from './cli-harness.js';
+import { jsonEvents, killLeftovers, makeWorkspace, readJsonl, runCli, type Workspace } from './cli-harness.js';
+import { HAS_SCRIPT, KEY, PtyCli, killPtyLeftovers, stripEscapes } from './pty-harness.js';
+import { NO_TERMINAL_ELICITATION_NOTICE } from '../mcp/terminal-elicitation.js';
 
 /** server-everything's entry point (`node <it> stdio`). */
 const EVERYTHING = join(dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/package.json')), 'dist', 'index.js');
@@ -54,6 +56,7 @@ describe('kosong CLI: MCP servers', function () {
     marker = `kosong-mcp-test-${randomUUID()}`;
   });
   afterEach(() => {
+    killPtyLeftovers();
     killLeftovers();
     for (const pid of processesWith(marker)) process.kill(pid, 'SIGKILL');
     ws.remove();
@@ -107,6 +110,30 @@ describe('kosong CLI: MCP servers', function () {
     expect(processesWith(marker)).to.deep.equal([]);
   });
 
+  it('@server:uri in a chat message adds the resource to the message; one that cannot be read sends nothing; @word: of no server is text', async () => {
+    writeConfig(join(ws.cwd, 'kosong.json'), { mcpServers: { everything: everything() } });
+    const input = ['@everything:demo://resource/nowhere broken', 'summarise @everything:demo://resource/static/document/features.md please', 'text: mail me @someone:home', '/exit', ''].join('\n');
+    const chat = await runCli(['--provider', 'echo', '--session', 's.jsonl', 'chat'], ws.cwd, { env, input });
+    expect(chat.stdout).to.match(/@everything:demo:\/\/resource\/nowhere: the resource cannot be read \(.*\); nothing was sent/);
+    const users = readJsonl(join(ws.cwd, 's.jsonl')).filter((line) => line['role'] === 'user');
+    expect(users, 'the unreadable one was not sent').to.have.length(2);
+    const parts = users[0]!['content'] as { type: string; text: string }[];
+    expect(parts[0]).to.deep.equal({ type: 'text', text: 'summarise @everything:demo://resource/static/document/features.md please' });
+    expect(parts[1]!.text).to.match(/^\[Resource demo:\/\/resource\/static\/document\/features\.md \(text\/markdown\)\]\n# Everything Server - Features/);
+    expect(JSON.stringify(users[1]!['content'])).to.equal(JSON.stringify('text: mail me @someone:home'));
+  });
+
+  it("/prompt sends an MCP prompt's messages, with its arguments; an unknown prompt or a missing argument is said, and nothing is sent", async () => {
+    writeConfig(join(ws.cwd, 'kosong.json'), { mcpServers: { everything: everything() } });
+    const input = ['/prompt nosuch', '/prompt everything:args-prompt', '/prompt args-prompt city=Lyon state="Auvergne Rhône"', '/exit', ''].join('\n');
+    const chat = await runCli(['--provider', 'echo', '--session', 's.jsonl', 'chat'], ws.cwd, { env, input });
+    expect(chat.stdout).to.include('/prompt: no MCP server of the session has a prompt "nosuch"');
+    expect(chat.stdout).to.match(/\/prompt everything:args-prompt: .*city/);
+    const users = readJsonl(join(ws.cwd, 's.jsonl')).filter((line) => line['role'] === 'user');
+    expect(users).to.have.length(1);
+    expect(JSON.stringify(users[0]!['content'])).to.include('Lyon').and.include('Auvergne Rhône');
+  });
+
   it('/tools in the chat: the built-in tools, then each server\'s', async () => {
     writeConfig(join(ws.cwd, 'kosong.json'), { mcpServers: { everything: everything(), again: everything() } });
     const chat = await runCli(['chat'], ws.cwd, { env, input: '/tools\n/exit\n' });
@@ -121,6 +148,55 @@ describe('kosong CLI: MCP servers', function () {
     expect(second).to.be.greaterThan(first);
     expect(lines.slice(first, second)).to.include.members(['  everything__echo', '  everything__get-roots-list']);
     expect(lines.slice(second)).to.include('  again__echo');
+  });
+
+  it("a server's elicitation is asked on the terminal, field by field (checked, defaults on Enter), and the answers reach the server", async function () {
+    if (!HAS_SCRIPT) this.skip(); // no util-linux `script` to make a pseudo-terminal with
+    writeConfig(join(ws.cwd, 'kosong.json'), { mcpServers: { everything: everything() } });
+    const script = `tool_call: ${JSON.stringify({ id: 'e1', name: 'everything__trigger-elicitation-request', arguments: '{}' })}`;
+    const cli = new PtyCli(['--provider', 'echo', '--max-steps', '1', '--session', 's.jsonl', 'run', script], ws.cwd, { env, columns: 200 });
+    await cli.waitFor('Answer it? [y]es / [n]o (decline) / [c]ancel', { timeoutMs: 20_000 });
+    expect(stripEscapes(cli.output)).to.include('MCP server everything asks: Please provide inputs for the following fields:');
+    cli.type(`y${KEY.enter}`);
+    await cli.waitFor('String (Your full, legal name) [text]: ');
+    cli.type(`Ada Lovelace${KEY.enter}`);
+    await cli.waitFor('Boolean (Agree to the terms and conditions) [y/n, Enter to leave it out]: ');
+    cli.type(`maybe${KEY.enter}`);
+    await cli.waitFor('answer y or n; Boolean again: ');
+    cli.type(`y${KEY.enter}`);
+    await cli.waitFor('String with default');
+    cli.type(KEY.enter); // its default
+    await cli.waitFor('String with email format');
+    cli.type(`not-an-email${KEY.enter}`);
+    await cli.waitFor('not an email address; String with email format again: ');
+    cli.type(`ada@example.org${KEY.enter}`);
+    await cli.waitFor('String with uri format');
+    cli.type(KEY.enter); // optional: left out
+    await cli.waitFor('String with date format');
+    cli.type(KEY.enter);
+    await cli.waitFor('Integer (');
+    cli.type(`500${KEY.enter}`);
+    await cli.waitFor('out of range from 1 to 100; Integer again: ');
+    cli.type(`7${KEY.enter}`);
+    // The rest take their defaults.
+    for (const field of ['Number in range', 'Untitled Single Select Enum', 'Untitled Multiple Select Enum', 'Titled Single Select Enum', 'Titled Multiple Select Enum', 'Legacy Titled']) {
+      await cli.waitFor(field);
+      cli.type(KEY.enter);
+    }
+    expect(await cli.waitForExit(20_000)).to.equal(3);
+    const result = JSON.stringify(readJsonl(join(ws.cwd, 's.jsonl')).find((line) => line['role'] === 'tool'));
+    expect(result).to.include('User provided the requested information').and.include('Name: Ada Lovelace').and.include('Agreed to terms: true');
+    expect(result).to.include('Email: ada@example.org').and.include('Favorite Integer: 7');
+  });
+
+  it("without a terminal a server's elicitation is declined, and the user told once", async () => {
+    writeConfig(join(ws.cwd, 'kosong.json'), { mcpServers: { everything: everything() } });
+    const script = `tool_call: ${JSON.stringify({ id: 'e1', name: 'everything__trigger-elicitation-request', arguments: '{}' })}`;
+    const run = await runCli(['--provider', 'echo', '--max-steps', '1', '--json', 'run', script], ws.cwd, { env });
+    expect(run.code, run.stderr).to.equal(3);
+    const events = jsonEvents(run.stdout);
+    expect(events.filter((e) => e.type === 'info' && e.message === NO_TERMINAL_ELICITATION_NOTICE)).to.have.length(1);
+    expect(JSON.stringify(events.find((e) => e.type === 'tool_result'))).to.include('User declined to provide the requested information');
   });
 
   it('unknown keys are a setup error naming the key (exit 2), at the top and in a server; nothing is started', async () => {
