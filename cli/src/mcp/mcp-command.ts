@@ -7,7 +7,7 @@ import type { Command } from 'commander';
 import type { McpServerConfig } from '@kosong/toolset-mcp';
 import type { GlobalOptions } from '../cli-options.js';
 import { fail } from '../setup-failure.js';
-import { MCP_TOOL_SEPARATOR } from './mcp-servers.js';
+import { MCP_TOOL_SEPARATOR } from './mcp-tool-separator.js';
 
 /** Registers `kosong mcp` and its `list` command. */
 export function registerMcpCommand(program: Command, globalOptions: () => GlobalOptions): void {

@@ -6,7 +6,7 @@
  * @module
  */
 import { textPart, type ContentPart, type Message } from '@kosong/core';
-import { mcpPromptMessages, mcpResourceParts, type McpTenantToolset } from '@kosong/toolset-mcp';
+import type { McpTenantToolset } from '@kosong/toolset-mcp';
 
 /** A reference in a message: `@server:uri` (the server one of the session's, the URI up to the next space). */
 const REFERENCE = /(?<![\w@])@([A-Za-z0-9_-]+):(\S+)/g;
@@ -24,6 +24,7 @@ export async function withResources(text: string, mcp: McpTenantToolset | undefi
   const servers = new Set(mcp.servers);
   const references = [...text.matchAll(REFERENCE)].filter((match) => servers.has(match[1]!));
   if (references.length === 0) return undefined;
+  const { mcpResourceParts } = await import('@kosong/toolset-mcp'); // loaded only when a message references a resource
   const parts: ContentPart[] = [textPart(text)];
   for (const [, server, uri] of references) {
     try {
@@ -78,6 +79,7 @@ export async function promptInput(text: string, mcp: McpTenantToolset | undefine
     server = offering[0]!;
   }
   try {
+    const { mcpPromptMessages } = await import('@kosong/toolset-mcp');
     const messages = mcpPromptMessages(await mcp.server(server).getPrompt(name, args, signal === undefined ? {} : { signal }));
     if (messages.length === 0) return { error: `/prompt ${server}:${name}: the prompt has no messages` };
     return { messages };

@@ -5,12 +5,13 @@
  */
 import { pathToFileURL } from 'node:url';
 import type { Tool } from '@kosong/core';
-import { McpTenantToolset, type McpServers } from '@kosong/toolset-mcp';
+import type { McpServers, McpTenantToolset } from '@kosong/toolset-mcp';
 import type { CliMcpConfig } from './mcp-config.js';
 import { terminalElicitation, type TerminalElicitationOptions } from './terminal-elicitation.js';
 
-/** The separator between a server's name and its tool's name in what the model sees: `everything__echo`. */
-export const MCP_TOOL_SEPARATOR = '__';
+import { MCP_TOOL_SEPARATOR } from './mcp-tool-separator.js';
+
+export { MCP_TOOL_SEPARATOR };
 
 /** One server's tools as the model sees them, for listings. */
 export interface CliMcpServerTools {
@@ -36,6 +37,8 @@ export async function connectMcpServers(config: CliMcpConfig, cwd: string, quest
       { server: server.type === 'stdio' ? { ...server, stderr: 'ignore' as const } : server, prefix: `${name}${MCP_TOOL_SEPARATOR}`, roots, ...(elicitation === undefined ? {} : { elicitation }) },
     ]),
   );
+  // The MCP SDK loads only for a session with servers: a run without any never loads it.
+  const { McpTenantToolset } = await import('@kosong/toolset-mcp');
   return McpTenantToolset.connect({ tenant: 'kosong', servers });
 }
 
