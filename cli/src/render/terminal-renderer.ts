@@ -40,6 +40,11 @@ export class TerminalRenderer implements Renderer {
   private lastKind: 'text' | 'think' | undefined;
   /** Output held back while a question waits (see {@link pause}); `undefined`: not paused. */
   private held: string[] | undefined;
+  /**
+   * Results that came while a streamed line was unfinished: printed when the line ends (a newline
+   * in the text, the next call, the step's end), so a tool line never breaks a streamed sentence.
+   */
+  private deferredResults: ToolResult[] = [];
 
   constructor(
     private readonly out: NodeJS.WriteStream,
@@ -63,6 +68,7 @@ export class TerminalRenderer implements Renderer {
         else if (event.part.type === 'think') this.stream('think', event.part.think);
         return;
       case 'tool_call': {
+        this.flushResults();
         const call = this.label(event.toolCall);
         this.running.add(event.toolCall.id);
         this.line(`→ ${call.label}${describeArguments(event.toolCall)}`, { symbol: 'cyan' });
@@ -71,13 +77,15 @@ export class TerminalRenderer implements Renderer {
       }
       case 'tool_result':
         this.running.delete(event.result.toolCallId);
-        this.result(event.result);
+        if (this.lastKind === 'text') this.deferredResults.push(event.result);
+        else this.result(event.result);
         this.updateSpinner();
         return;
       case 'retry':
         this.line(`↻ ${describeFailure(event.error)}; retrying in ${Math.round(event.delayMs)} ms (attempt ${event.nextAttempt})`, { all: 'yellow' });
         return;
       case 'step_end':
+        this.flushResults();
         this.updateSpinner();
         return;
       case 'step_start':
@@ -86,6 +94,7 @@ export class TerminalRenderer implements Renderer {
   }
 
   turnEnd(result: AgentTurnResult): void {
+    this.flushResults();
     this.spinner?.stop();
     const usage = result.usage;
     const cached = usage.inputCacheRead > 0 ? ` (${formatCount(usage.inputCacheRead)} cached)` : '';
@@ -101,21 +110,25 @@ export class TerminalRenderer implements Renderer {
   }
 
   turnFailed(error: unknown): void {
+    this.flushResults();
     this.spinner?.stop();
     this.line(`✗ ${describeFailure(error)}`, { all: 'red' });
   }
 
   interrupted(): void {
+    this.flushResults();
     this.spinner?.stop();
     this.line(`⏹ interrupted: the step was aborted${this.options.secondCtrlCExits === true ? ' (Ctrl-C again to exit)' : ''}`, { all: 'yellow' });
   }
 
   info(message: string): void {
+    this.flushResults();
     for (const line of message.split('\n')) this.line(line, { all: 'gray' });
   }
 
   pause(): void {
     if (this.held) return;
+    this.flushResults();
     this.spinner?.stop();
     this.endStream();
     if (this.column > 0) this.write('\n');
@@ -133,6 +146,7 @@ export class TerminalRenderer implements Renderer {
   }
 
   close(): void {
+    this.flushResults();
     this.resume();
     this.spinner?.stop();
     this.endStream();
@@ -173,8 +187,28 @@ export class TerminalRenderer implements Renderer {
       if (kind === 'think') this.write(this.style('dim', this.wrapper.push('thinking: ')));
     }
     this.lastKind = kind;
+    // Results held while the line was unfinished go out where it ends.
+    const newline = kind === 'text' && this.deferredResults.length > 0 ? text.indexOf('\n') : -1;
+    if (newline !== -1) {
+      this.streamed(kind, text.slice(0, newline + 1));
+      this.flushResults();
+      this.stream(kind, text.slice(newline + 1));
+      return;
+    }
+    this.streamed(kind, text);
+  }
+
+  private streamed(kind: 'text' | 'think', text: string): void {
     const wrapped = this.wrapper.push(text);
     if (wrapped !== '') this.write(kind === 'think' ? this.style(['dim', 'italic'], wrapped) : wrapped);
+  }
+
+  /** Prints the results held back (see {@link deferredResults}). */
+  private flushResults(): void {
+    if (this.deferredResults.length === 0) return;
+    const results = this.deferredResults;
+    this.deferredResults = [];
+    for (const result of results) this.result(result);
   }
 
   /** Writes the word the wrapper holds back, at the end of a run of streamed text. */
