@@ -191,7 +191,8 @@ describe('tenant limits and the usage ledger in Redis (RedisGovernance, real Red
 
   it('a step with 2 tool calls and every limit in Redis costs 2 round trips, with or without maxConcurrentToolCalls: one more than the record of a step without limits', async () => {
     const prefix = testPrefix();
-    const { kernel } = await worker(prefix, new UsageProvider(undefined, 0, 2));
+    // A lease of an hour: its renewal (every third of it) never falls among the steps counted.
+    const { kernel } = await worker(prefix, new UsageProvider(undefined, 0, 2), { leaseMs: 3_600_000 });
     let ran = 0;
     const toolset: Toolset = {
       tools: [{ name: 'work', description: 'Works.', parameters: { type: 'object', properties: {} } }],
@@ -213,6 +214,13 @@ describe('tenant limits and the usage ledger in Redis (RedisGovernance, real Red
     };
     const trips = countRoundTrips('kosong-governance');
     closers.push(async () => trips.restore());
+    // The limits just defined are announced to the workers, and each announcement read back on this
+    // connection: counted among the first tenant's steps under load (22 for 20), unless they are all in first.
+    await until(async () => {
+      const seen = trips.count;
+      await sleep(300);
+      return trips.count === seen;
+    }, 10_000, 'the announcements of the limits to be read');
     for (const [tenant, perStep] of [
       ['free', 1], // the record
       ['limited', 2], // the admission (place, request, tokens, budget); the record (place back, tokens corrected)

@@ -95,12 +95,9 @@ describe('a turn taken over after its worker was SIGKILLed mid-call (real proces
     const prefix = testPrefix();
     const file = join(dir, `${prefix}.log`);
     // Agents and tools in separate processes: the tool worker lives on when the agent worker is lost.
-    procs.push(
-      ...(await Promise.all([
-        ...[1, 2].map(() => TestProcess.start(fixture('ledger-worker-main.js'), [server.url, prefix, String(LOCK_MS), file, 'agent'])),
-        TestProcess.start(fixture('ledger-worker-main.js'), [server.url, prefix, String(LOCK_MS), file, 'tools']),
-      ])),
-    );
+    // The tool worker first: an agent worker reads the tool list it publishes.
+    procs.push(await TestProcess.start(fixture('ledger-worker-main.js'), [server.url, prefix, String(LOCK_MS), file, 'tools']));
+    procs.push(...(await Promise.all([1, 2].map(() => TestProcess.start(fixture('ledger-worker-main.js'), [server.url, prefix, String(LOCK_MS), file, 'agent'])))));
     const turns = new TurnQueue({ connection: server.url, prefix, unavailableAfterMs: 30_000 });
     closers.push(() => turns.close());
     const turn = await turns.submit({ tenant: 'acme', session: 'adopted', input: planInput({ label: 'adopted', steps: [[{ tool: 'mark', args: { mark: 'adopted-1', ms: 600 } }]] }) });
