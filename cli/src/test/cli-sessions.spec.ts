@@ -4,7 +4,7 @@
  * conversation so far first. Each test has a `KOSONG_HOME` of its own.
  */
 import { expect } from 'chai';
-import { mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { killLeftovers, makeWorkspace, readJsonl, runCli, type Workspace } from './cli-harness.js';
 import { HAS_SCRIPT, KEY, PtyCli, killPtyLeftovers, stripEscapes } from './pty-harness.js';
@@ -49,7 +49,8 @@ describe('kosong CLI: saved sessions (kosong sessions, --continue, --resume)', f
     await runCli(['--provider', 'echo', 'chat'], ws.cwd, { input: 'text: first session\n', env });
     await new Promise((resolve) => setTimeout(resolve, 20)); // a later modification time
     await runCli(['--provider', 'echo', 'chat'], ws.cwd, { input: 'text: second session\n', env });
-    const [older, newer] = saved().sort();
+    // By when they were written (two ids of the same second sort by their random part).
+    const [older, newer] = saved().sort((a, b) => statSync(join(sessionsDir(), a)).mtimeMs - statSync(join(sessionsDir(), b)).mtimeMs);
     const cont = await runCli(['--provider', 'echo', '--continue', 'run', 'text: more'], ws.cwd, { env });
     expect(cont.code, cont.stderr).to.equal(0);
     expect(cont.stdout).to.include('> text: second session\nsecond session\n');
