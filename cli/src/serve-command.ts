@@ -142,6 +142,9 @@ export async function runServe(global: GlobalOptions, options: ServeCommandOptio
     [
       ['json', '--json'],
       ['session', '--session'],
+      ['continue', '--continue'],
+      ['resume', '--resume'],
+      ['mcpConfig', '--mcp-config'],
     ] as const
   ).filter(([key]) => global[key] !== undefined).map(([, flag]) => flag);
   if (refused.length > 0) fail(`kosong serve: ${refused.join(' and ')} ${refused.length === 1 ? 'is' : 'are'} not supported (each request names its chat)`);

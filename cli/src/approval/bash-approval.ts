@@ -1,5 +1,6 @@
 import type { ApprovalCallback, ApprovalDecision, ApprovalRequest, ToolCall } from '@kosong/core';
 import type { Renderer } from '../render/renderer.js';
+import { EDIT_TOOL_NAMES } from '../tools/file-edits.js';
 import { escapeUnprintable, printableCommand } from './printable-command.js';
 
 /**
@@ -26,7 +27,7 @@ export interface BashApprovalOptions {
 export const PREVIEW_LINES = 200;
 
 /** The tools whose calls change files: refused without a terminal with their own reason (`--allow-edits`). */
-const EDIT_TOOLS: ReadonlySet<string> = new Set(['write_file', 'edit_file']);
+const EDIT_TOOLS: ReadonlySet<string> = new Set(EDIT_TOOL_NAMES);
 
 /** The reason a model is given when the user answers no. */
 export const USER_DENIED = 'the user denied running this command';

@@ -5,7 +5,8 @@
  *
  * @module
  */
-import { LinearContext, extractText, type Message } from '@kosong/core';
+import { LinearContext, extractText } from '@kosong/core';
+import { estimateRequestTokens } from '@kosong/core/kernel';
 import { randomBytes } from 'node:crypto';
 import { lstat, readdir } from 'node:fs/promises';
 import { homedir } from 'node:os';
@@ -22,7 +23,7 @@ export interface SavedSession {
   readonly firstPrompt: string;
   /** User messages (turns). */
   readonly turns: number;
-  /** The history's tokens, estimated: characters / 4. */
+  /** The history's tokens, estimated as tenant limits estimate them (`estimateRequestTokens`: characters / 4). */
   readonly tokens: number;
 }
 
@@ -96,7 +97,7 @@ export async function listSessions(directory: string): Promise<{ readonly sessio
     const history = context.history;
     const users = history.filter((message) => message.role === 'user');
     const first = users[0] === undefined ? '' : oneLine(extractText(users[0]));
-    sessions.push({ ...file, firstPrompt: first, turns: users.length, tokens: estimatedTokens(history) });
+    sessions.push({ ...file, firstPrompt: first, turns: users.length, tokens: estimateRequestTokens('', [], history) });
   }
   return { sessions, unreadable };
 }
@@ -125,13 +126,4 @@ export async function findSession(directory: string, id: string | undefined): Pr
 function oneLine(text: string): string {
   const line = escapeUnprintable(text.replace(/\s+/g, ' ').trim());
   return line.length > 60 ? `${line.slice(0, 59)}…` : line;
-}
-
-function estimatedTokens(history: readonly Message[]): number {
-  let chars = 0;
-  for (const message of history) {
-    for (const part of message.content) if (part.type === 'text') chars += part.text.length;
-    for (const call of message.toolCalls ?? []) chars += call.function.name.length + (call.function.arguments?.length ?? 0);
-  }
-  return Math.ceil(chars / 4);
 }

@@ -191,7 +191,7 @@ describe('kosong serve', function () {
     }
     const badPort = await runCli(['serve', '--port', '70000'], cwd, { env: { KOSONG_HOME: home } });
     expect(badPort.code).to.equal(2);
-    for (const flags of [['--json'], ['--session', 'x.jsonl']]) {
+    for (const flags of [['--json'], ['--session', 'x.jsonl'], ['--continue'], ['--resume', 'x'], ['--mcp-config', 'kosong.json']]) {
       const notHonoured = await runCli(['serve', '--port', '0', ...flags], cwd, { env: { KOSONG_HOME: home } });
       expect(notHonoured.code, flags.join(' ')).to.equal(2);
       expect(notHonoured.stderr).to.include(`${flags[0]} is not supported`);

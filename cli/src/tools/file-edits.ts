@@ -6,7 +6,8 @@
  * @module
  */
 import { toolError, toolOk, type JsonValue, type ToolCall, type ToolReturnValue } from '@kosong/core';
-import type { ArgumentCheck, CallableTool, ValidationIssue } from '@kosong/toolset-simple';
+import type { ArgumentCheck, CallableTool } from '@kosong/toolset-simple';
+import { checkArguments, type ArgumentKinds } from './argument-check.js';
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { lstat, mkdir, rename, unlink, type FileHandle } from 'node:fs/promises';
@@ -63,7 +64,7 @@ export function fileEditTools(options: FileEditOptions): CallableTool[] {
       required: ['path', 'content'],
     },
     needsApproval: options.needsApproval,
-    validate: (args) => stringArguments<WriteArgs>(args, ['path', 'content'], []),
+    validate: (args) => checkArguments<WriteArgs>(args, WRITE_ARGUMENTS),
     execute: async ({ path, content }) =>
       refusalsAsErrors(async () => {
         checkSize(content, 'content');
@@ -117,7 +118,7 @@ export async function editPreview(cwd: string, call: ToolCall): Promise<string |
       const checked = editArguments(parsed);
       return checked.ok ? (await plannedEdit(cwd, checked.value)).diff : undefined;
     }
-    const checked = stringArguments<WriteArgs>(parsed, ['path', 'content'], []);
+    const checked = checkArguments<WriteArgs>(parsed, WRITE_ARGUMENTS);
     if (!checked.ok) return undefined;
     checkSize(checked.value.content, 'content');
     const before = await currentText(cwd, checked.value.path).catch((error: unknown) => {
@@ -262,28 +263,10 @@ async function refusalsAsErrors(run: () => Promise<ToolReturnValue>): Promise<To
   }
 }
 
+const WRITE_ARGUMENTS: ArgumentKinds = { strings: ['path', 'content'] };
+const EDIT_ARGUMENTS: ArgumentKinds = { strings: ['path', 'old_string', 'new_string'], booleans: ['replace_all'] };
+
 function editArguments(args: JsonValue): ArgumentCheck<EditArgs> {
-  const checked = stringArguments<Omit<EditArgs, 'replace_all'>>(args, ['path', 'old_string', 'new_string'], ['replace_all']);
-  if (!checked.ok) return checked;
-  const all = (args as { readonly replace_all?: JsonValue }).replace_all;
-  if (all !== undefined && typeof all !== 'boolean') return { ok: false, issues: [{ path: ['replace_all'], message: `Invalid input: expected boolean, received ${kindOf(all)}` }] };
-  return { ok: true, value: { ...checked.value, replace_all: all === true } };
-}
-
-/** Checks that `args` is an object with the `required` string fields (and no fields but those and `optional`). */
-function stringArguments<T>(args: JsonValue, required: readonly string[], optional: readonly string[]): ArgumentCheck<T> {
-  if (typeof args !== 'object' || args === null || Array.isArray(args)) return { ok: false, issues: [{ path: [], message: `Invalid input: expected object, received ${kindOf(args)}` }] };
-  const given = args as { readonly [key: string]: JsonValue };
-  const issues: ValidationIssue[] = [];
-  for (const name of required) if (typeof given[name] !== 'string') issues.push({ path: [name], message: `Invalid input: expected string, received ${kindOf(given[name])}` });
-  for (const name of Object.keys(given)) if (!required.includes(name) && !optional.includes(name)) issues.push({ path: [name], message: 'Unknown argument' });
-  if (issues.length > 0) return { ok: false, issues };
-  return { ok: true, value: Object.fromEntries(required.map((name) => [name, given[name]])) as T };
-}
-
-function kindOf(value: JsonValue | undefined): string {
-  if (value === null) return 'null';
-  if (value === undefined) return 'undefined';
-  if (Array.isArray(value)) return 'array';
-  return typeof value;
+  const checked = checkArguments<Omit<EditArgs, 'replace_all'> & { readonly replace_all?: boolean }>(args, EDIT_ARGUMENTS);
+  return checked.ok ? { ok: true, value: { ...checked.value, replace_all: checked.value.replace_all === true } } : checked;
 }

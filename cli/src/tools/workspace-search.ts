@@ -7,8 +7,9 @@
  *
  * @module
  */
-import { toolError, toolOk, type JsonValue, type ToolContext, type ToolReturnValue } from '@kosong/core';
-import type { ArgumentCheck, CallableTool, ValidationIssue } from '@kosong/toolset-simple';
+import { toolError, toolOk, type ToolContext, type ToolReturnValue } from '@kosong/core';
+import type { CallableTool } from '@kosong/toolset-simple';
+import { checkArguments } from './argument-check.js';
 import type { Ignore } from 'ignore';
 import { constants, readFileSync } from 'node:fs';
 import { lstat, open, realpath } from 'node:fs/promises';
@@ -101,7 +102,7 @@ export function searchTools(cwd: string): CallableTool[] {
       required: ['pattern'],
     },
     replay: 'safe',
-    validate: (args) => searchArguments<GrepArgs>(args, ['pattern'], ['path', 'glob'], ['ignore_case']),
+    validate: (args) => checkArguments<GrepArgs>(args, { strings: ['pattern'], optionalStrings: ['path', 'glob'], booleans: ['ignore_case'] }),
     execute: (args, context) => searchOrRefuse(() => runGrep(cwd, args, context)),
   };
   const glob: CallableTool<GlobArgs> = {
@@ -116,7 +117,7 @@ export function searchTools(cwd: string): CallableTool[] {
       required: ['pattern'],
     },
     replay: 'safe',
-    validate: (args) => searchArguments<GlobArgs>(args, ['pattern'], ['path'], []),
+    validate: (args) => checkArguments<GlobArgs>(args, { strings: ['pattern'], optionalStrings: ['path'] }),
     execute: (args, context) =>
       searchOrRefuse(async () => {
         const { root, start } = await searchRoot(cwd, args.path ?? '.');
@@ -215,16 +216,4 @@ async function searchOrRefuse(run: () => Promise<ToolReturnValue>): Promise<Tool
     if (code === 'ENOENT') return toolError({ message: 'The path to search does not exist', brief: 'Not found' });
     throw error;
   }
-}
-
-/** Checks the arguments: the `strings` (required) and `optional` strings, the `flags` booleans, nothing else. */
-function searchArguments<T>(args: JsonValue, strings: readonly string[], optional: readonly string[], flags: readonly string[]): ArgumentCheck<T> {
-  if (typeof args !== 'object' || args === null || Array.isArray(args)) return { ok: false, issues: [{ path: [], message: 'Invalid input: expected object' }] };
-  const given = args as { readonly [key: string]: JsonValue };
-  const issues: ValidationIssue[] = [];
-  for (const name of strings) if (typeof given[name] !== 'string') issues.push({ path: [name], message: 'Invalid input: expected string' });
-  for (const name of optional) if (given[name] !== undefined && typeof given[name] !== 'string') issues.push({ path: [name], message: 'Invalid input: expected string' });
-  for (const name of flags) if (given[name] !== undefined && typeof given[name] !== 'boolean') issues.push({ path: [name], message: 'Invalid input: expected boolean' });
-  for (const name of Object.keys(given)) if (![...strings, ...optional, ...flags].includes(name)) issues.push({ path: [name], message: 'Unknown argument' });
-  return issues.length > 0 ? { ok: false, issues } : { ok: true, value: given as T };
 }

@@ -225,7 +225,7 @@ export class Agent {
   /** The ledger of a context that has none of its own (in memory: it protects retries in this process only). */
   private readonly memoryLedger: MemoryCallLedger | undefined;
   /** The provider's count of the history's tokens at the last step (for compaction). */
-  private historyTokens: HistoryTokens | undefined;
+  private lastTokenCount: HistoryTokens | undefined;
 
   constructor(private readonly options: AgentOptions) {
     if (options.timeouts !== undefined) checkTimeoutBudgets('Agent', options.timeouts, true);
@@ -256,7 +256,7 @@ export class Agent {
     const options = this.options.compaction;
     if (options === undefined || this.context.pendingStep !== undefined || this.ledger.openStep !== undefined) return undefined;
     const history = this.context.history;
-    const tokensBefore = historyTokens(history, this.options.systemPrompt, this.historyTokens);
+    const tokensBefore = historyTokens(history, this.options.systemPrompt, this.lastTokenCount);
     if (!force && tokensBefore < (options.threshold ?? DEFAULT_COMPACTION_THRESHOLD) * options.windowTokens) return undefined;
     const cut = compactionCut(history, options.keepRecent ?? DEFAULT_KEEP_RECENT);
     if (cut === undefined) return undefined;
@@ -271,7 +271,7 @@ export class Agent {
     if (typeof text !== 'string' || text.trim() === '') throw new CompactionError('Compaction failed: the summarizer gave no summary text');
     const summary = summaryMessage(text);
     await this.context.compact!({ replaces: cut, summary });
-    this.historyTokens = undefined;
+    this.lastTokenCount = undefined;
     return { replaced: cut, tokensBefore, tokensAfter: historyTokens(this.context.history, this.options.systemPrompt, undefined), summary };
   }
 
@@ -476,7 +476,7 @@ export class Agent {
       else await this.context.append(...messages);
       this.memoryLedger?.close();
       // The provider counted the request (the history up to the step) and its answer.
-      if (!resumption && result.usage) this.historyTokens = { reported: totalTokens(result.usage), covers: this.context.history.length - toolResults.length };
+      if (!resumption && result.usage) this.lastTokenCount = { reported: totalTokens(result.usage), covers: this.context.history.length - toolResults.length };
       if (resume && inputAfterFirst.length > 0) await this.context.append(...inputAfterFirst);
       emit({ type: 'step_end', step: stepNo, message: result.message, toolResults, usage: stepUsage, finishReason: result.finishReason });
       if (result.toolCalls.length === 0) {
