@@ -111,8 +111,10 @@ export class RedisCapGate implements CapGate {
   setCap(cap: number | undefined): void {
     const lower = cap === undefined || (this.#cap !== undefined && cap < this.#cap);
     this.#cap = cap;
+    // A new epoch on every lowering, also with nothing reserved yet: an admission in flight (its places
+    // taken in Redis, its reply not handled) then gives its places back instead of keeping them.
+    if (lower) this.#epoch++;
     if (lower && (this.#reserved > 0 || this.#spare.length > 0)) {
-      this.#epoch++;
       this.#reserved = 0;
       for (const holder of this.#spare.splice(0)) {
         this.#seen = Math.max(0, this.#seen - 1);
